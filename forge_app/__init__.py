@@ -1,0 +1,3 @@
+"""forge_app: compactor, transformers, hooks, orchestrator and CLI."""
+
+__all__: list[str] = []

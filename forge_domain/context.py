@@ -1,0 +1,208 @@
+"""The ordered list of messages sent to a provider, with O(1) size bookkeeping.
+
+A :class:`Context` is immutable from the caller's point of view. ``append`` returns
+a new context; when it extends the newest version of a store, the underlying list
+is shared and only grows, so appending and every size query stay O(1) however
+long the session gets. Aggregates (approximate tokens, user turns, usage anchor)
+are carried forward incrementally and never recomputed by a scan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import islice
+from typing import overload
+
+from forge_domain.json import JsonObject
+from forge_domain.messages import ContextMessage, Role, TextMessage
+from forge_domain.openai_format import message_to_openai, messages_from_openai
+from forge_domain.usage import TokenCount
+
+
+@dataclass(frozen=True, slots=True)
+class _Totals:
+    """Running aggregates of a context prefix."""
+
+    approx_tokens: int = 0
+    user_messages: int = 0
+    anchor_tokens: int = 0
+    """total_tokens of the newest trusted usage report, 0 when there is none."""
+    anchor_index: int = -1
+    approx_since_anchor: int = 0
+
+    def plus(self, index: int, message: ContextMessage, usage_floor: int) -> _Totals:
+        approx = message.approx_tokens
+        users = self.user_messages + (1 if message.has_role(Role.USER) else 0)
+        usage = message.usage
+        if (
+            index >= usage_floor
+            and usage is not None
+            and usage.total_tokens.is_actual()
+            and usage.total_tokens.value > 0
+        ):
+            return _Totals(self.approx_tokens + approx, users, usage.total_tokens.value, index, 0)
+        return _Totals(
+            self.approx_tokens + approx,
+            users,
+            self.anchor_tokens,
+            self.anchor_index,
+            self.approx_since_anchor + approx,
+        )
+
+
+class Context:
+    """An ordered, immutable sequence of context messages."""
+
+    __slots__ = ("_length", "_store", "_totals", "_usage_floor")
+
+    def __init__(self, messages: Iterable[ContextMessage] = (), *, usage_floor: int = 0) -> None:
+        """Build a context.
+
+        Args:
+            messages: the entries, in order.
+            usage_floor: usage reported on messages before this index is not trusted
+                as a size anchor (set after a compaction rewrote what came before).
+        """
+        store: list[ContextMessage] = list(messages)
+        totals = _Totals()
+        for index, message in enumerate(store):
+            totals = totals.plus(index, message, usage_floor)
+        self._store = store
+        self._length = len(store)
+        self._totals = totals
+        self._usage_floor = usage_floor
+
+    @classmethod
+    def _view(
+        cls, store: list[ContextMessage], length: int, totals: _Totals, usage_floor: int
+    ) -> Context:
+        context = cls.__new__(cls)
+        context._store = store
+        context._length = length
+        context._totals = totals
+        context._usage_floor = usage_floor
+        return context
+
+    # -- sequence protocol -------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __iter__(self) -> Iterator[ContextMessage]:
+        return islice(self._store, self._length)
+
+    @overload
+    def __getitem__(self, index: int) -> ContextMessage: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[ContextMessage, ...]: ...
+    def __getitem__(self, index: int | slice) -> ContextMessage | tuple[ContextMessage, ...]:
+        if isinstance(index, slice):
+            return tuple(self._store[: self._length][index])
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError(f"context index {index} out of range for {self._length} messages")
+        return self._store[index]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Context):
+            return NotImplemented
+        return self._length == other._length and all(
+            a == b for a, b in zip(self, other, strict=True)
+        )
+
+    def __hash__(self) -> int:
+        return hash(self.messages)
+
+    def __repr__(self) -> str:
+        return f"Context({len(self)} messages, ~{self._totals.approx_tokens} tokens)"
+
+    @property
+    def messages(self) -> tuple[ContextMessage, ...]:
+        """The messages as a tuple (a copy; prefer iteration on long contexts)."""
+        return tuple(self)
+
+    @property
+    def usage_floor(self) -> int:
+        """Usage on messages before this index is not trusted as a size anchor."""
+        return self._usage_floor
+
+    # -- building ------------------------------------------------------------------------
+
+    def append(self, *messages: ContextMessage) -> Context:
+        """Return a new context with ``messages`` added at the end (O(len(messages)))."""
+        store = self._store if len(self._store) == self._length else self._store[: self._length]
+        totals = self._totals
+        for offset, message in enumerate(messages):
+            totals = totals.plus(self._length + offset, message, self._usage_floor)
+        store.extend(messages)
+        return Context._view(store, len(store), totals, self._usage_floor)
+
+    def replace_range(self, start: int, end: int, replacement: Sequence[ContextMessage]) -> Context:
+        """Return a new context with messages ``start..=end`` replaced.
+
+        Usage reported on any message that now sits before the end of the
+        replacement is no longer a trustworthy size anchor, so the new context
+        only trusts usage reported after it.
+        """
+        if not 0 <= start <= end < self._length:
+            raise IndexError(f"range ({start}, {end}) out of bounds for {self._length} messages")
+        head = self._store[:start]
+        tail = self._store[end + 1 : self._length]
+        new = [*head, *replacement, *tail]
+        return Context(new, usage_floor=len(new))
+
+    # -- sizes ---------------------------------------------------------------------------
+
+    def token_count_approx(self) -> int:
+        """Sum of every message's chars/4 estimate (rounded up per message)."""
+        return self._totals.approx_tokens
+
+    def token_count(self) -> TokenCount:
+        """The best size estimate available, in O(1).
+
+        When a trusted message carries a provider-reported ``total_tokens`` (> 0),
+        the count is that figure plus the estimate of every message appended after
+        it, and is marked actual; otherwise it is the approximation.
+        """
+        totals = self._totals
+        if totals.anchor_index >= 0:
+            return TokenCount.actual(totals.anchor_tokens + totals.approx_since_anchor)
+        return TokenCount.approx(totals.approx_tokens)
+
+    def user_message_count(self) -> int:
+        """Messages with the user role (forge's notion of turns)."""
+        return self._totals.user_messages
+
+    def first_index_of_role(self, role: Role) -> int | None:
+        """Index of the first message with ``role``, or None."""
+        for index, message in enumerate(self):
+            if message.has_role(role):
+                return index
+        return None
+
+    def last_message(self) -> ContextMessage | None:
+        """The newest message, or None for an empty context."""
+        return self._store[self._length - 1] if self._length else None
+
+    # -- OpenAI wire format --------------------------------------------------------------
+
+    @classmethod
+    def from_openai(cls, messages: object) -> Context:
+        """Read an OpenAI chat-completions message list.
+
+        Raises:
+            InvalidMessage: naming the index and field of the first malformed message.
+            InvalidTranscript: when ``messages`` is not a list.
+        """
+        return cls(messages_from_openai(messages))
+
+    def to_openai(self) -> list[JsonObject]:
+        """Write the context as an OpenAI chat-completions message list."""
+        return [message_to_openai(message) for message in self]
+
+
+def is_text(message: ContextMessage) -> bool:
+    """Return True for text messages (as opposed to tool results)."""
+    return isinstance(message, TextMessage)

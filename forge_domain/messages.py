@@ -1,0 +1,290 @@
+"""The messages a conversation is made of.
+
+A context entry is either a :class:`TextMessage` (system, user or assistant text,
+possibly with tool calls) or a :class:`ToolResult`. Images are content parts of a
+user message. Every model keeps the OpenAI fields it does not understand in
+``extra`` so that a transcript written back is the transcript that was read.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from functools import cached_property
+from typing import Annotated, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from forge_domain.errors import InvalidArguments
+from forge_domain.json import JsonObject, JsonValue
+from forge_domain.usage import Usage
+
+
+class Role(StrEnum):
+    """Who wrote a text message."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+
+    @property
+    def title(self) -> str:  # type: ignore[override]  # str.title is a method; a label reads better
+        """The capitalised label used in summaries (``User``)."""
+        return self.value.capitalize()
+
+
+class TextPart(BaseModel):
+    """A text part of a multi-part content array."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["text"] = "text"
+    text: str
+    """The text."""
+    extra: JsonObject = Field(default_factory=dict)
+    """Unknown keys of the part (``cache_control`` …), kept verbatim."""
+
+
+class ImagePart(BaseModel):
+    """An image part (``image_url``) of a multi-part content array."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["image"] = "image"
+    url: str
+    """The image URL or data URI."""
+    detail: str | None = None
+    """OpenAI's ``detail`` hint, when given."""
+    url_extra: JsonObject = Field(default_factory=dict)
+    """Unknown keys inside ``image_url``."""
+    extra: JsonObject = Field(default_factory=dict)
+    """Unknown keys of the part."""
+
+
+class OtherPart(BaseModel):
+    """A content part of a type this library does not interpret (audio, file, refusal …)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["other"] = "other"
+    raw: JsonObject
+    """The part exactly as read."""
+
+
+ContentPart: TypeAlias = Annotated[TextPart | ImagePart | OtherPart, Field(discriminator="kind")]
+Content: TypeAlias = str | tuple[ContentPart, ...] | None
+
+
+def content_text(content: Content) -> str:
+    """Concatenate the text of a content value; images and other parts contribute nothing."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "".join(part.text for part in content if isinstance(part, TextPart))
+
+
+def _ceil_quarter(chars: int) -> int:
+    return (chars + 3) // 4
+
+
+class ToolCall(BaseModel):
+    """One tool call requested by an assistant message."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    """The call id that the tool result must answer."""
+    name: str
+    """The tool's name."""
+    arguments: str = "{}"
+    """The arguments exactly as the model wrote them (a JSON document as text)."""
+    call_type: str | None = "function"
+    """OpenAI's ``type`` field; None when the transcript omitted it."""
+    function_extra: JsonObject = Field(default_factory=dict)
+    """Unknown keys inside ``function``."""
+    extra: JsonObject = Field(default_factory=dict)
+    """Unknown keys of the call (``index`` …)."""
+
+    def has_valid_arguments(self) -> bool:
+        """Return True when ``arguments`` parses as JSON."""
+        try:
+            json.loads(self.arguments)
+        except ValueError:
+            return False
+        return True
+
+    @cached_property
+    def parsed_arguments(self) -> JsonValue:
+        """The arguments parsed as JSON.
+
+        Raises:
+            InvalidArguments: when the text is not JSON.
+        """
+        try:
+            value: JsonValue = json.loads(self.arguments)
+        except ValueError as exc:
+            raise InvalidArguments(self.name, self.arguments) from exc
+        return value
+
+    @property
+    def approx_chars(self) -> int:
+        """Characters counted for token estimation: arguments plus name."""
+        return len(self.arguments) + len(self.name)
+
+
+class TextMessage(BaseModel):
+    """A system, user or assistant message."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["text"] = "text"
+    role: Role
+    """Who wrote it."""
+    content: Content = ""
+    """Text, content parts, or None (an assistant turn with only tool calls)."""
+    tool_calls: tuple[ToolCall, ...] | None = None
+    """Tool calls of an assistant message; None when the message has none."""
+    reasoning_details: tuple[JsonObject, ...] | None = None
+    """Opaque reasoning records (OpenRouter / Anthropic thinking); only ``text`` is counted."""
+    reasoning_content: str | None = None
+    """A provider's plain reasoning text (DeepSeek ``reasoning_content``)."""
+    name: str | None = None
+    """OpenAI's optional participant name."""
+    droppable: bool = False
+    """Attachments and reminders that compaction may drop instead of summarising."""
+    usage: Usage | None = None
+    """Usage the provider reported for this response."""
+    span_usage: Usage | None = None
+    """On a summary: the accumulated usage of the messages it replaced (accounting only)."""
+    wire_role: str | None = None
+    """The role as written in the transcript when it differs from ``role`` (``developer``)."""
+    content_absent: bool = False
+    """True when the transcript had no ``content`` key at all."""
+    extra: JsonObject = Field(default_factory=dict)
+    """Unknown keys of the message, kept verbatim."""
+
+    @classmethod
+    def system(cls, content: str) -> TextMessage:
+        """Build a system message."""
+        return cls(role=Role.SYSTEM, content=content)
+
+    @classmethod
+    def user(cls, content: str, *, droppable: bool = False) -> TextMessage:
+        """Build a user message."""
+        return cls(role=Role.USER, content=content, droppable=droppable)
+
+    @classmethod
+    def assistant(
+        cls,
+        content: str | None,
+        tool_calls: tuple[ToolCall, ...] | None = None,
+        *,
+        usage: Usage | None = None,
+        reasoning_details: tuple[JsonObject, ...] | None = None,
+    ) -> TextMessage:
+        """Build an assistant message."""
+        return cls(
+            role=Role.ASSISTANT,
+            content=content,
+            tool_calls=tool_calls or None,
+            usage=usage,
+            reasoning_details=reasoning_details,
+        )
+
+    @classmethod
+    def image(cls, url: str, *, detail: str | None = None) -> TextMessage:
+        """Build a user message holding one image."""
+        return cls(role=Role.USER, content=(ImagePart(url=url, detail=detail),))
+
+    @property
+    def text(self) -> str:
+        """The message's text without image or other parts."""
+        return content_text(self.content)
+
+    def has_role(self, role: Role) -> bool:
+        """Return True when the message has this role."""
+        return self.role == role
+
+    def has_tool_call(self) -> bool:
+        """Return True when the message carries a tool-call list, even an empty one (forge)."""
+        return self.tool_calls is not None
+
+    def has_tool_result(self) -> bool:
+        """Text messages are never tool results."""
+        return False
+
+    @cached_property
+    def approx_tokens(self) -> int:
+        """chars/4 rounded up over text, tool calls and reasoning text (forge's rule)."""
+        chars = len(self.text)
+        for call in self.tool_calls or ():
+            chars += call.approx_chars
+        for detail in self.reasoning_details or ():
+            text = detail.get("text")
+            if isinstance(text, str):
+                chars += len(text)
+        if self.reasoning_content:
+            chars += len(self.reasoning_content)
+        return _ceil_quarter(chars)
+
+
+class ToolResult(BaseModel):
+    """The output of one tool call."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["tool"] = "tool"
+    call_id: str
+    """The id of the call this answers."""
+    name: str | None = None
+    """The tool's name when the transcript records it."""
+    content: str | tuple[ContentPart, ...] = ""
+    """The output: text or content parts."""
+    is_error: bool = False
+    """True when the tool failed."""
+    usage: Usage | None = None
+    """Usage, if any was recorded (rare)."""
+    extra: JsonObject = Field(default_factory=dict)
+    """Unknown keys of the message, kept verbatim."""
+
+    @classmethod
+    def of(cls, call_id: str, output: str, *, name: str | None = None) -> ToolResult:
+        """Build a successful result."""
+        return cls(call_id=call_id, name=name, content=output)
+
+    @classmethod
+    def failed(cls, call_id: str, output: str, *, name: str | None = None) -> ToolResult:
+        """Build a failed result."""
+        return cls(call_id=call_id, name=name, content=output, is_error=True)
+
+    @property
+    def text(self) -> str:
+        """The output's text."""
+        return content_text(self.content)
+
+    @property
+    def droppable(self) -> bool:
+        """Tool results are never droppable."""
+        return False
+
+    def has_role(self, role: Role) -> bool:
+        """Tool results have no role of their own (forge)."""
+        return False
+
+    def has_tool_call(self) -> bool:
+        """Tool results never carry calls."""
+        return False
+
+    def has_tool_result(self) -> bool:
+        """Always True."""
+        return True
+
+    @cached_property
+    def approx_tokens(self) -> int:
+        """chars/4 rounded up over the text output; images count 0."""
+        return _ceil_quarter(len(self.text))
+
+
+ContextMessage: TypeAlias = Annotated[TextMessage | ToolResult, Field(discriminator="kind")]
+"""One entry of a context."""

@@ -1,0 +1,51 @@
+"""Metrics of one compaction."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from forge_domain.usage import Usage
+
+BudgetStatus = Literal["not_set", "met", "exhausted"]
+"""``max_tokens`` outcome: not configured, honoured, or nothing compactable was left."""
+
+
+def _reduction(original: int, compacted: int) -> float:
+    if original == 0 or compacted == 0:
+        return 0.0
+    return max(0, original - compacted) / original * 100.0
+
+
+class CompactionResult(BaseModel):
+    """Sizes before and after a compaction, plus how it went."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    original_tokens: int
+    """Tokens before (the context's token count)."""
+    compacted_tokens: int
+    """Tokens after."""
+    original_messages: int
+    """Messages before."""
+    compacted_messages: int
+    """Messages after."""
+    compacted_range: tuple[int, int] | None = None
+    """The inclusive range of original indices that was summarised."""
+    budget_status: BudgetStatus = "not_set"
+    """Whether ``max_tokens`` was met."""
+    engine: str = "frame"
+    """The engine that wrote the summary."""
+    summary_usage: Usage | None = None
+    """Tokens spent by a summarising model, if one was called."""
+    coverage: float | None = None
+    """Fraction of deterministic facts an LLM summary covered before repair."""
+
+    def token_reduction_percentage(self) -> float:
+        """Percent of tokens removed; 0.0 when either side is 0, growth clamped to 0."""
+        return _reduction(self.original_tokens, self.compacted_tokens)
+
+    def message_reduction_percentage(self) -> float:
+        """Percent of messages removed; 0.0 when either side is 0, growth clamped to 0."""
+        return _reduction(self.original_messages, self.compacted_messages)

@@ -1,0 +1,101 @@
+"""Token counts and provider-reported usage."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from forge_domain.json import JsonObject
+
+
+class TokenCount(BaseModel):
+    """A number of tokens that is either reported by a provider or estimated.
+
+    Adding two counts is actual only if both are actual (forge's rule).
+    ``int(count)`` gives the value.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    value: int = 0
+    """The number of tokens."""
+    kind: Literal["actual", "approx"] = "actual"
+    """Whether a provider reported the number or it was estimated."""
+
+    @classmethod
+    def actual(cls, value: int) -> TokenCount:
+        """Build a provider-reported count."""
+        return cls(value=value, kind="actual")
+
+    @classmethod
+    def approx(cls, value: int) -> TokenCount:
+        """Build an estimated count."""
+        return cls(value=value, kind="approx")
+
+    def is_actual(self) -> bool:
+        """Return True when a provider reported this count."""
+        return self.kind == "actual"
+
+    def __int__(self) -> int:
+        return self.value
+
+    def __add__(self, other: TokenCount) -> TokenCount:
+        kind: Literal["actual", "approx"] = (
+            "actual" if self.is_actual() and other.is_actual() else "approx"
+        )
+        return TokenCount(value=self.value + other.value, kind=kind)
+
+    def __str__(self) -> str:
+        return str(self.value) if self.is_actual() else f"~{self.value}"
+
+
+class Usage(BaseModel):
+    """Token usage and cost of one provider response."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prompt_tokens: TokenCount = TokenCount()
+    """Tokens the provider read."""
+    completion_tokens: TokenCount = TokenCount()
+    """Tokens the provider wrote."""
+    total_tokens: TokenCount = TokenCount()
+    """Prompt plus completion tokens."""
+    cached_tokens: TokenCount = TokenCount()
+    """Prompt tokens served from the provider's cache."""
+    cost: float | None = None
+    """Cost in the provider's currency, when reported."""
+    raw: JsonObject | None = None
+    """The usage object exactly as it was read from a transcript, for lossless write-back."""
+
+    @classmethod
+    def reported(
+        cls,
+        *,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cached_tokens: int = 0,
+        cost: float | None = None,
+    ) -> Usage:
+        """Build the usage a provider reported for one response."""
+        return cls(
+            prompt_tokens=TokenCount.actual(prompt_tokens),
+            completion_tokens=TokenCount.actual(completion_tokens),
+            total_tokens=TokenCount.actual(prompt_tokens + completion_tokens),
+            cached_tokens=TokenCount.actual(cached_tokens),
+            cost=cost,
+        )
+
+    def accumulate(self, other: Usage) -> Usage:
+        """Add two usages field by field; costs add when both exist, else the one present."""
+        if self.cost is not None and other.cost is not None:
+            cost: float | None = self.cost + other.cost
+        else:
+            cost = self.cost if self.cost is not None else other.cost
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            cost=cost,
+        )
