@@ -8,6 +8,7 @@ from forge_domain.agent import (
 )
 from forge_domain.compact import Compact, Percentage
 from forge_domain.context import Context
+from forge_domain.engine import ContextEngine
 from forge_domain.errors import (
     ForgeDomainError,
     InvalidArguments,
@@ -31,7 +32,7 @@ from forge_domain.messages import (
     content_text,
 )
 from forge_domain.percentage import format_float, validate_percentage
-from forge_domain.result import BudgetStatus, CompactionResult
+from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
 from forge_domain.strategy import (
     CompactionStrategy,
     Evict,
@@ -48,11 +49,13 @@ __all__ = [
     "Agent",
     "BudgetStatus",
     "Compact",
+    "CompactionOutcome",
     "CompactionResult",
     "CompactionStrategy",
     "Content",
     "ContentPart",
     "Context",
+    "ContextEngine",
     "ContextMessage",
     "Evict",
     "ForgeDomainError",

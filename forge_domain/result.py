@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from forge_domain.context import Context
 from forge_domain.usage import Usage
 
 BudgetStatus = Literal["not_set", "met", "exhausted"]
@@ -49,3 +50,22 @@ class CompactionResult(BaseModel):
     def message_reduction_percentage(self) -> float:
         """Percent of messages removed; 0.0 when either side is 0, growth clamped to 0."""
         return _reduction(self.original_messages, self.compacted_messages)
+
+
+class CompactionOutcome(BaseModel):
+    """What a compaction produced: the new context and its metrics.
+
+    When nothing was compactable, ``context`` is the input and
+    ``result.compacted_range`` is None.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    context: Context
+    """The compacted context."""
+    result: CompactionResult
+    """Metrics of the compaction."""
+
+    def changed(self) -> bool:
+        """Return True when a span was actually compacted."""
+        return self.result.compacted_range is not None
