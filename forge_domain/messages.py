@@ -157,6 +157,8 @@ class TextMessage(BaseModel):
     """Usage the provider reported for this response."""
     span_usage: Usage | None = None
     """On a summary: the accumulated usage of the messages it replaced (accounting only)."""
+    summary_data: JsonObject | None = None
+    """On a summary: its structured form, so a later compaction can fold it (never sent)."""
     wire_role: str | None = None
     """The role as written in the transcript when it differs from ``role`` (``developer``)."""
     content_absent: bool = False

@@ -228,6 +228,7 @@ def message_from_openai(index: int, raw: object) -> ContextMessage:
         droppable=droppable,
         usage=_parse_usage(index, message["usage"]) if "usage" in message else None,
         span_usage=None,
+        summary_data=None,
         wire_role=role if role == "developer" else None,
         content_absent="content" not in message,
         extra={k: v for k, v in message.items() if k not in _TEXT_KEYS},
