@@ -10,7 +10,15 @@
     │   ├── MalformedJson         the file is not JSON / JSONL (line and column)
     │   └── NotATranscript        the JSON is not a list of valid OpenAI messages
     ├── OutputNotWritten      an output file could not be written; nothing was left behind
-    └── (more leaves are added by the hooks, engines and CLI modules)
+    ├── HookFailed            a plugin's hook raised; names the plugin and the hook
+    ├── PluginRejected        a plugin cannot be registered (hook wrappers, bad hooks)
+    ├── ModelCallFailed       the provider refused a request (not worth retrying)
+    │   ├── ProviderUnavailable   429, 5xx, timeout or connection error (retried)
+    │   └── ContextLengthExceeded the request was over the model's window
+    ├── ToolFailed            raised by a tool to report a failure to the model
+    ├── InvalidAgentFile      an agent file is malformed (path, line, field)
+    ├── AgentNotFound         no agent with that id in the file
+    └── (more leaves are added by the engines and CLI modules)
 """
 
 from __future__ import annotations
@@ -80,3 +88,79 @@ class OutputNotWritten(ForgeAppError, OSError):
         self.path = Path(path)
         self.problem = problem
         super().__init__(f"cannot write {path}: {problem}")
+
+
+class HookFailed(ForgeAppError):
+    """A plugin's hook implementation raised; the run is aborted.
+
+    ``plugin`` is the plugin's registered name, ``hook`` the hook's name and
+    ``error`` the original exception (also the ``__cause__``).
+    """
+
+    def __init__(self, plugin: str, hook: str, error: BaseException) -> None:
+        self.plugin = plugin
+        self.hook = hook
+        self.error = error
+        super().__init__(f"plugin {plugin!r} failed in {hook}: {type(error).__name__}: {error}")
+
+
+class PluginRejected(ForgeAppError):
+    """A plugin cannot be registered; ``plugin`` names it."""
+
+    def __init__(self, plugin: str, problem: str) -> None:
+        self.plugin = plugin
+        self.problem = problem
+        super().__init__(f"plugin {plugin!r} rejected: {problem}")
+
+
+class ModelCallFailed(ForgeAppError):
+    """The provider answered a request with an error that retrying will not fix.
+
+    ``model`` is the model id, ``status`` the HTTP status when there was one.
+    """
+
+    def __init__(self, model: str | None, problem: str, status: int | None = None) -> None:
+        self.model = model
+        self.problem = problem
+        self.status = status
+        where = f" ({status})" if status is not None else ""
+        super().__init__(f"call to model {model!r} failed{where}: {problem}")
+
+
+class ProviderUnavailable(ModelCallFailed):
+    """A transient failure (rate limit, server error, timeout): retry with backoff."""
+
+
+class ContextLengthExceeded(ModelCallFailed):
+    """The request did not fit in the model's context window: compact, then retry."""
+
+
+class ToolFailed(ForgeAppError):
+    """Raised by a tool to hand the model an error result instead of aborting the run."""
+
+
+class InvalidAgentFile(ForgeAppError, ValueError):
+    """An agent file (YAML or Markdown front matter) is malformed.
+
+    ``line`` is 1-based (None when unknown) and ``field`` the dotted path of the
+    value at fault (``agents[1].compact.eviction_window``).
+    """
+
+    def __init__(self, path: Path | str, line: int | None, field: str, problem: str) -> None:
+        self.path = Path(path)
+        self.line = line
+        self.field = field
+        self.problem = problem
+        where = f"{path}:{line}" if line is not None else f"{path}"
+        subject = f"{field}: " if field else ""
+        super().__init__(f"{where}: {subject}{problem}")
+
+
+class AgentNotFound(ForgeAppError, LookupError):
+    """No agent with ``agent_id`` is defined in ``path``."""
+
+    def __init__(self, path: Path | str, agent_id: str, known: tuple[str, ...]) -> None:
+        self.path = Path(path)
+        self.agent_id = agent_id
+        self.known = known
+        super().__init__(f"{path}: no agent {agent_id!r} (defined: {', '.join(known) or 'none'})")
