@@ -14,10 +14,13 @@
     ├── PluginRejected        a plugin cannot be registered (hook wrappers, bad hooks)
     ├── ModelCallFailed       the provider refused a request (not worth retrying)
     │   ├── ProviderUnavailable   429, 5xx, timeout or connection error (retried)
-    │   └── ContextLengthExceeded the request was over the model's window
+    │   ├── ContextLengthExceeded the request was over the model's window
+    │   └── SummaryAuthFailed     the summary model refused the credentials (401/403)
     ├── ToolFailed            raised by a tool to report a failure to the model
     ├── InvalidAgentFile      an agent file is malformed (path, line, field)
     ├── AgentNotFound         no agent with that id in the file
+    ├── UnknownEngine         ``compact.engine`` names no built-in or installed engine
+    ├── EngineUnavailable     an engine cannot be built from the agent (missing model …)
     └── (more leaves are added by the engines and CLI modules)
 """
 
@@ -164,3 +167,31 @@ class AgentNotFound(ForgeAppError, LookupError):
         self.agent_id = agent_id
         self.known = known
         super().__init__(f"{path}: no agent {agent_id!r} (defined: {', '.join(known) or 'none'})")
+
+
+class SummaryAuthFailed(ModelCallFailed):
+    """The summarising model refused the credentials (401/403, or no API key).
+
+    The compaction is aborted and the conversation is unchanged: falling back
+    would hide a configuration error that every later compaction would hit too.
+    """
+
+
+class UnknownEngine(ForgeAppError, LookupError):
+    """``compact.engine`` names no engine; ``available`` lists the names that exist."""
+
+    def __init__(self, name: str, available: tuple[str, ...]) -> None:
+        self.name = name
+        self.available = available
+        super().__init__(
+            f"unknown context engine {name!r} (available: {', '.join(available) or 'none'})"
+        )
+
+
+class EngineUnavailable(ForgeAppError):
+    """The engine ``engine`` cannot be built for this agent (``problem`` says why)."""
+
+    def __init__(self, engine: str, problem: str) -> None:
+        self.engine = engine
+        self.problem = problem
+        super().__init__(f"context engine {engine!r} cannot be used: {problem}")
