@@ -1,0 +1,201 @@
+"""Run the benchmarks: ``python -m benchmarks.run [--quick] [--out PATH]``.
+
+Prints Markdown tables and writes every figure to a JSON file. See README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from functools import partial
+from pathlib import Path
+
+from benchmarks import hermes as hermes_side
+from benchmarks import ours
+from benchmarks.generator import Message, generate_session, json_size
+from benchmarks.report import Report
+from benchmarks.stats import Stats, fmt_time, peak_memory, time_calls, time_runs
+from forge_domain import Context
+
+SESSIONS_DIR = Path("/work/shared/data/sessions")
+FULL_SIZES = (100, 1_000, 5_000, 10_000, 50_000)
+QUICK_SIZES = (100, 1_000, 5_000, 10_000)
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _hermes_compress(
+    hermes: hermes_side.Hermes, session: list[Message], compressor: object
+) -> list[Message]:
+    return hermes.compress(compressor, session)
+
+
+def machine(hermes: hermes_side.Hermes | None) -> dict[str, object]:
+    """Where the figures were measured."""
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": _cpu_model(),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "hermes": hermes.version if hermes else "not installed",
+    }
+
+
+def _runs(size: int, quick: bool) -> int:
+    if quick:
+        return 3
+    return 3 if size >= 50_000 else 5
+
+
+def trigger(report: Report, sizes: tuple[int, ...], quick: bool, seed: int, hermes: object) -> None:
+    """Figure 1: the per-response trigger check as the session grows (and Hermes's estimate)."""
+    config = ours.default_config()
+    extra = 500 if quick else 2_000
+    rows: dict[int, dict[str, object]] = {}
+    for size in sizes:
+        session = generate_session(size + extra, seed=seed)
+        base = Context.from_openai(session[:size])
+        continuation = ours.with_usage(
+            Context.from_openai(session[size:]).messages, base.token_count_approx()
+        )
+        samples = ours.trigger_samples(base, continuation, config.compact)
+        row: dict[str, object] = {
+            "check": Stats.of(samples.check),
+            "append": Stats.of(samples.append),
+        }
+        if isinstance(hermes, hermes_side.Hermes):
+            turns = (
+                max(3, min(50, 200_000 // size)) if not quick else max(3, min(20, 50_000 // size))
+            )
+            messages = list(session[:size])
+            compressor = hermes.compressor()
+            clock = time.perf_counter
+            taken: list[float] = []
+            for message in session[size : size + turns]:
+                messages.append(message)
+                start = clock()
+                hermes.should_compress(compressor, hermes.estimate(messages))
+                taken.append(clock() - start)
+            row["hermes_estimate"] = Stats.of(taken)
+        rows[size] = row
+    report.trigger(rows, config.source)
+
+
+def compaction(
+    report: Report, sizes: tuple[int, ...], quick: bool, seed: int, hermes: object
+) -> None:
+    """Figures 2-4: compaction time, codec time, peak memory; ours next to Hermes."""
+    config = ours.default_config()
+    automatic = ours.compactor(config.compact)
+    forced = ours.compactor(config.compact, forced=True)
+    rows: dict[int, dict[str, object]] = {}
+    for size in sizes:
+        session = generate_session(size, seed=seed)
+        runs = _runs(size, quick)
+        context = Context.from_openai(session)
+        row: dict[str, object] = {"json_bytes": json_size(session), "runs": runs}
+        row["from_openai"] = time_calls(Context.from_openai, session, runs)
+        row["to_openai"] = time_calls(Context.to_openai, context, runs)
+        if automatic is not None and forced is not None:
+            row["ours"] = time_calls(automatic, context, runs)
+            row["ours_forced"] = time_calls(forced, context, runs)
+            peak, outcome = peak_memory(partial(automatic, context))
+            row["ours_peak_bytes"] = peak
+            row["ours_out"] = (len(outcome.context), outcome.context.token_count_approx())
+            row["in"] = (len(context), context.token_count_approx())
+            forced_outcome = forced(context)
+            row["ours_forced_out"] = (
+                len(forced_outcome.context),
+                forced_outcome.context.token_count_approx(),
+            )
+        if isinstance(hermes, hermes_side.Hermes):
+            compress = partial(_hermes_compress, hermes, session)
+            row["hermes"] = time_runs(compress, runs, hermes.compressor)
+            peak, result = peak_memory(partial(compress, hermes.compressor()))
+            row["hermes_peak_bytes"] = peak
+            out = Context.from_openai(result)
+            row["hermes_out"] = (len(out), out.token_count_approx())
+        rows[size] = row
+        print(f"  compaction: {size:,} messages done", file=sys.stderr)
+    report.compaction(rows)
+
+
+def real_sessions(report: Report, quick: bool, hermes: object) -> None:
+    """Figure 5 and the others on the real sessions in /work/shared/data/sessions."""
+    config = ours.default_config()
+    automatic = ours.compactor(config.compact)
+    rows: dict[str, dict[str, object]] = {}
+    files = sorted(SESSIONS_DIR.glob("*.json")) if SESSIONS_DIR.is_dir() else []
+    runs = 3 if quick else 5
+    for path in files:
+        session = json.loads(path.read_text())
+        context = Context.from_openai(session)
+        row: dict[str, object] = {
+            "json_bytes": json_size(session),
+            "in": (len(context), context.token_count_approx()),
+            "fires": config.compact.should_compact(context, context.token_count()),
+            "codec": time_calls(ours.round_trip, session, runs),
+        }
+        if automatic is not None:
+            row["ours"] = time_calls(automatic, context, runs)
+            peak, outcome = peak_memory(partial(automatic, context))
+            row["ours_peak_bytes"] = peak
+            row["ours_out"] = (len(outcome.context), outcome.context.token_count_approx())
+        if isinstance(hermes, hermes_side.Hermes):
+            compress = partial(_hermes_compress, hermes, session)
+            row["hermes"] = time_runs(compress, runs, hermes.compressor)
+            out = Context.from_openai(compress(hermes.compressor()))
+            row["hermes_out"] = (len(out), out.token_count_approx())
+        rows[path.name] = row
+    report.real(rows, config.source)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m benchmarks.run``."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer runs (< 60 s)")
+    parser.add_argument("--sizes", help="comma-separated session sizes (default: per mode)")
+    parser.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
+    parser.add_argument("--no-hermes", action="store_true", help="skip the Hermes side")
+    parser.add_argument("--out", type=Path, help="JSON results file (default benchmarks/results/)")
+    args = parser.parse_args(argv)
+    sizes = (
+        tuple(int(s) for s in args.sizes.split(","))
+        if args.sizes
+        else (QUICK_SIZES if args.quick else FULL_SIZES)
+    )
+    started = time.perf_counter()
+    hermes = None if args.no_hermes else hermes_side.load()
+    report = Report(
+        machine(hermes), " ".join(["python -m benchmarks.run", *(argv or sys.argv[1:])])
+    )
+    if hermes is None:
+        print("hermes: not installed" if not args.no_hermes else "hermes: skipped")
+    trigger(report, sizes, args.quick, args.seed, hermes)
+    compaction(report, sizes, args.quick, args.seed, hermes)
+    real_sessions(report, args.quick, hermes)
+    report.elapsed = time.perf_counter() - started
+    print(report.markdown())
+    out = args.out or Path(__file__).parent / "results" / (
+        "latest-quick.json" if args.quick else "latest.json"
+    )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report.as_json(), indent=1) + "\n")
+    print(f"\nJSON results: {out} (total {fmt_time(report.elapsed)})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

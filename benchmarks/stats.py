@@ -1,0 +1,90 @@
+"""Repeated timing in one process: a median and its spread."""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Summary of repeated samples, in seconds (or bytes for memory)."""
+
+    median: float
+    low: float
+    """The 10th percentile with 20 samples or more, else the minimum."""
+    high: float
+    """The 90th percentile with 20 samples or more, else the maximum."""
+    samples: int
+
+    @classmethod
+    def of(cls, samples: list[float]) -> Stats:
+        """Summarise a non-empty list of samples."""
+        ordered = sorted(samples)
+        if len(ordered) >= 20:
+            deciles = statistics.quantiles(ordered, n=10)
+            low, high = deciles[0], deciles[-1]
+        else:
+            low, high = ordered[0], ordered[-1]
+        return cls(statistics.median(ordered), low, high, len(ordered))
+
+    @property
+    def spread_label(self) -> str:
+        """How ``low``/``high`` were taken."""
+        return "p10-p90" if self.samples >= 20 else "min-max"
+
+    def as_json(self) -> dict[str, float | int | str]:
+        """The figures for the JSON report."""
+        return {**asdict(self), "spread": self.spread_label}
+
+
+def time_runs(work: Callable[[T], object], runs: int, setup: Callable[[], T]) -> Stats:
+    """Time ``work(setup())`` ``runs`` times; setup and a full collection are not timed."""
+    samples: list[float] = []
+    for _ in range(runs):
+        arg = setup()
+        gc.collect()
+        start = time.perf_counter()
+        work(arg)
+        samples.append(time.perf_counter() - start)
+    return Stats.of(samples)
+
+
+def time_calls(work: Callable[[T], object], arg: T, runs: int) -> Stats:
+    """Time ``work(arg)`` ``runs`` times (a full collection before each, not timed)."""
+    return time_runs(work, runs, lambda: arg)
+
+
+def peak_memory(work: Callable[[], T]) -> tuple[int, T]:
+    """Peak bytes allocated (tracemalloc) while ``work`` runs, above what existed before."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        before, _ = tracemalloc.get_traced_memory()
+        value = work()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak - before, value
+
+
+def fmt_time(seconds: float) -> str:
+    """A duration with a readable unit."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.2f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
+
+
+def fmt_stats(stats: Stats) -> str:
+    """``median [low-high]`` with units."""
+    return f"{fmt_time(stats.median)} [{fmt_time(stats.low)}-{fmt_time(stats.high)}]"
