@@ -9,9 +9,10 @@ user message. Every model keeps the OpenAI fields it does not understand in
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from enum import StrEnum
 from functools import cached_property
-from typing import Annotated, Literal, TypeAlias
+from typing import Annotated, Literal, Self, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -88,7 +89,25 @@ def _ceil_quarter(chars: int) -> int:
     return (chars + 3) // 4
 
 
-class ToolCall(BaseModel):
+class _Derived(BaseModel):
+    """A model whose ``cached_property`` values are derived from its fields.
+
+    pydantic's ``model_copy`` copies the instance ``__dict__``, cached values
+    included, so a copy with ``update`` would keep an estimate (or parsed
+    arguments) computed from the old fields. Copies drop them instead.
+    """
+
+    def model_copy(self, *, update: Mapping[str, object] | None = None, deep: bool = False) -> Self:
+        """Copy the model; cached derived values are recomputed when fields change."""
+        copied = super().model_copy(update=update, deep=deep)
+        if update:
+            fields = type(self).model_fields
+            for name in [name for name in copied.__dict__ if name not in fields]:
+                del copied.__dict__[name]
+        return copied
+
+
+class ToolCall(_Derived):
     """One tool call requested by an assistant message."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -133,7 +152,7 @@ class ToolCall(BaseModel):
         return len(self.arguments) + len(self.name)
 
 
-class TextMessage(BaseModel):
+class TextMessage(_Derived):
     """A system, user or assistant message."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -231,7 +250,7 @@ class TextMessage(BaseModel):
         return _ceil_quarter(chars)
 
 
-class ToolResult(BaseModel):
+class ToolResult(_Derived):
     """The output of one tool call."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -1,0 +1,225 @@
+"""Messages: token estimates, the per-message cache, factories and predicates."""
+
+from __future__ import annotations
+
+import pytest
+
+from forge_domain import (
+    ImagePart,
+    InvalidArguments,
+    OtherPart,
+    Role,
+    TextMessage,
+    TextPart,
+    ToolCall,
+    ToolResult,
+    content_text,
+)
+from forge_domain.testing import pattern
+from tests.vectors import message_from_forge, vector_params
+
+
+@pytest.mark.parametrize(
+    "vector",
+    vector_params("token_count_approx_message", where=lambda v: "message" in v["input"]),
+)
+def test_message_approx_tokens_matches_forge(vector):
+    actual = message_from_forge(vector["input"]["message"]).approx_tokens
+    assert actual == vector["expected"]
+
+
+def test_message_approx_tokens_of_pattern_letters_match_forge():
+    (vector,) = (
+        p.values[0]
+        for p in vector_params(
+            "token_count_approx_message", where=lambda v: "message" not in v["input"]
+        )
+    )
+    actual = {letter: pattern(letter)[0].approx_tokens for letter in "suatr"}
+    assert actual == vector["expected"]
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        (TextMessage(role=Role.ASSISTANT, content=None), 0),
+        (TextMessage(role=Role.ASSISTANT, content="ab", reasoning_content="cdefgh"), 2),
+        (
+            TextMessage(
+                role=Role.ASSISTANT,
+                content="abcd",
+                reasoning_details=({"text": "efgh"}, {"signature": "x" * 400}),
+            ),
+            2,
+        ),
+        (
+            TextMessage(
+                role=Role.USER,
+                content=(TextPart(text="abcd"), ImagePart(url="x" * 400), TextPart(text="e")),
+            ),
+            2,
+        ),
+        (ToolResult(call_id="c", content=(OtherPart(raw={"type": "audio", "data": "x"}),)), 0),
+        (ToolResult.failed("c", "abcde"), 2),
+    ],
+    ids=[
+        "no-content",
+        "reasoning-content-counts",
+        "only-reasoning-text-counts",
+        "image-parts-count-zero",
+        "other-parts-count-zero",
+        "failed-result",
+    ],
+)
+def test_message_approx_tokens_of_our_fields(message, expected):
+    actual = message.approx_tokens
+    assert actual == expected
+
+
+def test_message_approx_tokens_is_computed_once():
+    message = TextMessage.user("abcdefgh")
+    first = message.approx_tokens
+    actual = (first, message.__dict__.get("approx_tokens"))
+    assert actual == (2, 2)
+
+
+@pytest.mark.parametrize(
+    ("message", "update", "expected"),
+    [
+        (TextMessage.user("abcd"), {"content": "abcdefghijkl"}, 3),
+        (ToolResult.of("c", "abcd"), {"content": "abcdefghijkl"}, 3),
+        (
+            TextMessage.assistant("", (ToolCall(id="c", name="n", arguments="{}"),)),
+            {"tool_calls": (ToolCall(id="c", name="n", arguments='{"a":"bcdefgh"}'),)},
+            4,
+        ),
+    ],
+    ids=["text", "tool-result", "tool-calls"],
+)
+def test_message_model_copy_does_not_keep_a_stale_estimate(message, update, expected):
+    _ = message.approx_tokens
+    actual = message.model_copy(update=update).approx_tokens
+    assert actual == expected
+
+
+def test_tool_call_model_copy_does_not_keep_stale_parsed_arguments():
+    call = ToolCall(id="c", name="n", arguments='{"a":1}')
+    _ = call.parsed_arguments
+    actual = call.model_copy(update={"arguments": "[2]"}).parsed_arguments
+    assert actual == [2]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [('{"path":"/a"}', (True, {"path": "/a"})), ("[1, 2]", (True, [1, 2]))],
+    ids=["object", "array"],
+)
+def test_tool_call_parsed_arguments(arguments, expected):
+    call = ToolCall(id="c", name="read", arguments=arguments)
+    actual = (call.has_valid_arguments(), call.parsed_arguments)
+    assert actual == expected
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected_text"),
+    [
+        ("{not json", "arguments of tool call 'read' are not valid JSON: '{not json'"),
+        (
+            "{" + "x" * 100,
+            "arguments of tool call 'read' are not valid JSON: '{" + "x" * 76 + "...'",
+        ),
+    ],
+    ids=["short", "excerpted"],
+)
+def test_tool_call_invalid_arguments_raise_naming_the_tool(arguments, expected_text):
+    call = ToolCall(id="c", name="read", arguments=arguments)
+    with pytest.raises(InvalidArguments) as caught:
+        _ = call.parsed_arguments
+    actual = (call.has_valid_arguments(), caught.value.tool_name, str(caught.value))
+    assert actual == (False, "read", expected_text)
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        (TextMessage.system("s"), (True, False, False, False, False)),
+        (TextMessage.user("u", droppable=True), (False, True, False, False, True)),
+        (TextMessage.image("data:x"), (False, True, False, False, False)),
+        (TextMessage.assistant("a"), (False, False, False, False, False)),
+        (
+            TextMessage.assistant(None, (ToolCall(id="c", name="n"),)),
+            (False, False, True, False, False),
+        ),
+        (
+            TextMessage(role=Role.ASSISTANT, content="", tool_calls=()),
+            (False, False, True, False, False),
+        ),
+        (TextMessage.assistant("a", ()), (False, False, False, False, False)),
+        (ToolResult.of("c", "out"), (False, False, False, True, False)),
+    ],
+    ids=[
+        "system",
+        "droppable-user",
+        "image-is-user",
+        "assistant",
+        "tool-call",
+        "empty-call-list-is-a-call-forge",
+        "factory-drops-empty-call-list",
+        "tool-result-has-no-role",
+    ],
+)
+def test_message_predicates(message, expected):
+    actual = (
+        message.has_role(Role.SYSTEM),
+        message.has_role(Role.USER),
+        message.has_tool_call(),
+        message.has_tool_result(),
+        message.droppable,
+    )
+    assert actual == expected
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (None, ""),
+        ("plain", "plain"),
+        (
+            (
+                TextPart(text="a"),
+                ImagePart(url="u"),
+                OtherPart(raw={"type": "x"}),
+                TextPart(text="b"),
+            ),
+            "ab",
+        ),
+    ],
+    ids=["none", "string", "parts"],
+)
+def test_content_text(content, expected):
+    actual = content_text(content)
+    assert actual == expected
+
+
+def test_message_text_of_both_kinds():
+    actual = (
+        TextMessage.image("u").text,
+        ToolResult(call_id="c", content=(TextPart(text="x"), ImagePart(url="u"))).text,
+    )
+    assert actual == ("", "x")
+
+
+def test_role_title():
+    actual = [role.title for role in Role]
+    assert actual == ["System", "User", "Assistant"]
+
+
+def test_message_assistant_factory_keeps_usage_and_reasoning():
+    from forge_domain import Usage
+
+    usage = Usage.reported(prompt_tokens=1, completion_tokens=2)
+    actual = TextMessage.assistant("a", usage=usage, reasoning_details=({"text": "r"},))
+    expected = TextMessage(
+        role=Role.ASSISTANT, content="a", usage=usage, reasoning_details=({"text": "r"},)
+    )
+    assert actual == expected

@@ -1,0 +1,113 @@
+"""Token counts and usage: addition laws and the cost rule."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from forge_domain import TokenCount, Usage
+
+token_counts = st.builds(
+    TokenCount,
+    value=st.integers(min_value=0, max_value=10**9),
+    kind=st.sampled_from(["actual", "approx"]),
+)
+costs = st.one_of(st.none(), st.integers(min_value=0, max_value=10**6).map(lambda c: c / 64))
+usages = st.builds(
+    Usage,
+    prompt_tokens=token_counts,
+    completion_tokens=token_counts,
+    total_tokens=token_counts,
+    cached_tokens=token_counts,
+    cost=costs,
+)
+
+
+@given(token_counts, token_counts)
+def test_token_count_addition_is_actual_only_if_both_are(left, right):
+    actual = left + right
+    expected = TokenCount(
+        value=left.value + right.value,
+        kind="actual" if left.is_actual() and right.is_actual() else "approx",
+    )
+    assert actual == expected
+
+
+@given(token_counts, token_counts, token_counts)
+def test_token_count_addition_is_associative_and_commutative(a, b, c):
+    actual = ((a + b) + c, b + a)
+    expected = (a + (b + c), a + b)
+    assert actual == expected
+
+
+@given(token_counts)
+def test_token_count_zero_actual_is_the_identity(count):
+    actual = count + TokenCount()
+    assert actual == count
+
+
+@pytest.mark.parametrize(
+    ("count", "expected"),
+    [(TokenCount.actual(5), ("5", 5, True)), (TokenCount.approx(5), ("~5", 5, False))],
+    ids=["actual", "approx"],
+)
+def test_token_count_display_and_int(count, expected):
+    actual = (str(count), int(count), count.is_actual())
+    assert actual == expected
+
+
+@given(usages, usages)
+def test_usage_accumulate_adds_every_token_field(left, right):
+    total = left.accumulate(right)
+    actual = (
+        total.prompt_tokens,
+        total.completion_tokens,
+        total.total_tokens,
+        total.cached_tokens,
+    )
+    expected = (
+        left.prompt_tokens + right.prompt_tokens,
+        left.completion_tokens + right.completion_tokens,
+        left.total_tokens + right.total_tokens,
+        left.cached_tokens + right.cached_tokens,
+    )
+    assert actual == expected
+
+
+@given(costs, costs)
+def test_usage_accumulate_cost_rule(left, right):
+    actual = Usage(cost=left).accumulate(Usage(cost=right)).cost
+    if left is None and right is None:
+        expected = None
+    elif left is None or right is None:
+        expected = left if right is None else right
+    else:
+        expected = left + right
+    assert actual == expected
+
+
+@given(usages, usages, usages)
+def test_usage_accumulate_is_associative_and_commutative(a, b, c):
+    # costs are multiples of 1/64, so float addition is exact and the laws hold exactly
+    actual = (a.accumulate(b).accumulate(c), b.accumulate(a))
+    expected = (a.accumulate(b.accumulate(c)), a.accumulate(b))
+    assert actual == expected
+
+
+@given(usages)
+def test_usage_default_is_the_identity(usage):
+    actual = usage.accumulate(Usage())
+    assert actual == usage
+
+
+def test_usage_reported_sums_total():
+    actual = Usage.reported(prompt_tokens=90, completion_tokens=10, cached_tokens=5, cost=0.5)
+    expected = Usage(
+        prompt_tokens=TokenCount.actual(90),
+        completion_tokens=TokenCount.actual(10),
+        total_tokens=TokenCount.actual(100),
+        cached_tokens=TokenCount.actual(5),
+        cost=0.5,
+    )
+    assert actual == expected
