@@ -10,6 +10,7 @@
     │   ├── MalformedJson         the file is not JSON / JSONL (line and column)
     │   └── NotATranscript        the JSON is not a list of valid OpenAI messages
     ├── OutputNotWritten      an output file could not be written; nothing was left behind
+    ├── ChartFormatUnsupported  a chart file name asks for a format we cannot draw
     ├── HookFailed            a plugin's hook raised; names the plugin and the hook
     ├── PluginRejected        a plugin cannot be registered (hook wrappers, bad hooks)
     ├── ModelCallFailed       the provider refused a request (not worth retrying)
@@ -195,3 +196,14 @@ class EngineUnavailable(ForgeAppError):
         self.engine = engine
         self.problem = problem
         super().__init__(f"context engine {engine!r} cannot be used: {problem}")
+
+
+class ChartFormatUnsupported(ForgeAppError, ValueError):
+    """A chart cannot be written in the format its file name asks for; ``path`` names it."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        super().__init__(
+            f"{path}: only .svg charts are supported (PNG would need an imaging library); "
+            "convert the SVG with a tool such as rsvg-convert if you need a PNG"
+        )
