@@ -1,0 +1,257 @@
+"""The deterministic compactor: replace a span of a conversation with a structured summary.
+
+Steps of :meth:`Compactor.compact`:
+
+1. validate the input (invalid input raises, it is never repaired silently);
+2. choose the span with a :class:`CompactionStrategy`, extended back over earlier
+   summaries so they are folded into the new one instead of piling up;
+3. build a :class:`ContextSummary` of the span (droppable messages inside it are
+   left out), run the :class:`SummaryTransformer`, bound its texts, render the frame;
+4. splice it in as one user message, carrying the span's last reasoning onto the
+   first surviving assistant message and its usage as ``span_usage``;
+5. when ``max_tokens`` is set and not met, shrink the retained tail, then the
+   summary's texts, until it fits or nothing is left to shrink;
+6. validate the output. Any failure raises :class:`CompactionFailed` and the input
+   context, being immutable, is exactly as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import jinja2
+from pydantic import ValidationError
+
+from forge_app.errors import CompactionFailed
+from forge_app.frame import SummaryFrame, is_summary_text
+from forge_app.summary_budget import drop_oldest_narration, limit_texts, longest_text
+from forge_app.transformers import SummaryTransformer
+from forge_domain.compact import Compact
+from forge_domain.context import Context
+from forge_domain.errors import ForgeDomainError
+from forge_domain.json import JsonObject
+from forge_domain.messages import ContextMessage, Role, TextMessage
+from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
+from forge_domain.strategy import CompactionStrategy
+from forge_domain.summary import ContextSummary
+from forge_domain.tool_catalog import ToolCatalog
+from forge_domain.usage import Usage
+from forge_domain.validation import ensure_valid, find_violations
+
+SUMMARY_TEXT_LIMIT = 2_000
+"""Characters kept of any single text in a summary (longer texts are cut, visibly)."""
+SUMMARY_NARRATION_BUDGET = 16_000
+"""Characters of assistant text a summary keeps; the oldest beyond it are dropped, with a note."""
+_MIN_TEXT_LIMIT = 40
+
+
+def is_summary_message(message: ContextMessage) -> bool:
+    """Return True for a user message that holds an earlier compaction summary."""
+    return (
+        isinstance(message, TextMessage)
+        and message.role == Role.USER
+        and (message.summary_data is not None or is_summary_text(message.text))
+    )
+
+
+def _fold_start(context: Context, start: int) -> int:
+    """Move ``start`` back over the user messages before it when they include a summary."""
+    folded = start
+    index = start - 1
+    while index >= 0:
+        message = context[index]
+        if not isinstance(message, TextMessage) or message.role != Role.USER:
+            break
+        if is_summary_message(message):
+            folded = index
+        index -= 1
+    return folded
+
+
+def _accumulated_usage(span: Sequence[ContextMessage]) -> Usage | None:
+    total: Usage | None = None
+    for message in span:
+        for usage in (message.usage, getattr(message, "span_usage", None)):
+            if usage is not None:
+                total = usage if total is None else total.accumulate(usage)
+    return total
+
+
+def _last_reasoning(span: Sequence[ContextMessage]) -> tuple[JsonObject, ...] | None:
+    for message in reversed(span):
+        if isinstance(message, TextMessage) and message.reasoning_details:
+            return message.reasoning_details
+    return None
+
+
+class Compactor:
+    """Compacts contexts according to one :class:`Compact` configuration."""
+
+    def __init__(
+        self,
+        compact: Compact,
+        *,
+        cwd: str | None = None,
+        template_dir: Path | None = None,
+        catalog: ToolCatalog | None = None,
+    ) -> None:
+        """Prepare a compactor.
+
+        Args:
+            compact: when and how much to compact.
+            cwd: working directory stripped from paths in the summary.
+            template_dir: a directory holding a custom ``forge-partial-summary-frame.md``.
+            catalog: how tool calls are classified (the built-in catalog when None).
+        """
+        self.config = compact
+        self.cwd = cwd
+        self._frame = SummaryFrame(template_dir)
+        self._catalog = catalog if catalog is not None else ToolCatalog.default()
+        self._transform = SummaryTransformer(cwd)
+
+    def automatic_strategy(self) -> CompactionStrategy:
+        """The strategy of automatic compaction: the more conservative of the two windows."""
+        evict = CompactionStrategy.evict(self.config.eviction_window)
+        return evict.max(CompactionStrategy.retain(self.config.retention_window))
+
+    def forced_strategy(self) -> CompactionStrategy:
+        """The strategy of a manual ``/compact``: everything but the retention window."""
+        return CompactionStrategy.retain(self.config.retention_window)
+
+    def compact(
+        self, context: Context, strategy: CompactionStrategy | None = None
+    ) -> CompactionOutcome:
+        """Compact ``context`` with ``strategy`` (the automatic one when None).
+
+        Raises:
+            InvalidTranscript: the input breaks provider rules (nothing is changed).
+            CompactionFailed: a step failed; the input is untouched.
+        """
+        ensure_valid(context)
+        chosen = strategy if strategy is not None else self.automatic_strategy()
+        try:
+            return self._compact_valid(context, chosen)
+        except (ForgeDomainError, ValidationError, jinja2.TemplateError) as exc:
+            raise CompactionFailed("summary", str(exc)) from exc
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _span(self, context: Context, retained: int) -> tuple[int, int] | None:
+        found = CompactionStrategy.retain(retained).eviction_range(context)
+        if found is None:
+            return None
+        start, end = found
+        return _fold_start(context, start), end
+
+    def _summary(self, span: Sequence[ContextMessage], text_limit: int) -> ContextSummary:
+        kept = [message for message in span if not message.droppable]
+        earlier = [m for m in kept if isinstance(m, TextMessage) and m.summary_data is not None]
+        fresh = [m for m in kept if not (isinstance(m, TextMessage) and m.summary_data is not None)]
+        blocks = [
+            block
+            for message in earlier
+            for block in ContextSummary.model_validate(message.summary_data).blocks
+        ]
+        blocks.extend(ContextSummary.from_messages(fresh, self._catalog).blocks)
+        summary = self._transform(ContextSummary(blocks=tuple(blocks)))
+        return drop_oldest_narration(limit_texts(summary, text_limit), SUMMARY_NARRATION_BUDGET)
+
+    def _splice(self, context: Context, span: tuple[int, int], text_limit: int) -> Context:
+        start, end = span
+        messages = context[start : end + 1]
+        summary = self._summary(messages, text_limit)
+        summary_message = TextMessage(
+            role=Role.USER,
+            content=self._frame.render(summary),
+            span_usage=_accumulated_usage(messages),
+            summary_data=summary.model_dump(mode="json"),
+        )
+        tail = list(context[end + 1 :])
+        reasoning = _last_reasoning([m for m in messages if not m.droppable])
+        if reasoning is not None:
+            for offset, message in enumerate(tail):
+                if isinstance(message, TextMessage) and message.role == Role.ASSISTANT:
+                    if not message.reasoning_details:
+                        tail[offset] = message.model_copy(update={"reasoning_details": reasoning})
+                    break
+        new = [*context[:start], summary_message, *tail]
+        return Context(new, usage_floor=len(new))
+
+    def _compact_valid(self, context: Context, strategy: CompactionStrategy) -> CompactionOutcome:
+        max_tokens = self.config.max_tokens
+        retained = strategy.retained_count(context)
+        span = self._span(context, retained)
+        if span is None:
+            return self._outcome(context, context, None, self._status(context, max_tokens))
+        compacted = self._splice(context, span, SUMMARY_TEXT_LIMIT)
+        status: BudgetStatus = "not_set"
+        if max_tokens is not None:
+            compacted, span, status = self._fit(context, compacted, span, retained, max_tokens)
+        if compacted.token_count_approx() >= context.token_count_approx():
+            return self._outcome(context, context, None, self._status(context, max_tokens))
+        violations = find_violations(compacted)
+        if violations:
+            raise CompactionFailed("validate", "; ".join(str(v) for v in violations))
+        return self._outcome(context, compacted, span, status)
+
+    def _fit(
+        self,
+        context: Context,
+        compacted: Context,
+        span: tuple[int, int],
+        retained: int,
+        max_tokens: int,
+    ) -> tuple[Context, tuple[int, int], BudgetStatus]:
+        """Shrink the retained tail, then the summary's texts, until ``max_tokens`` is met."""
+        if compacted.token_count_approx() <= max_tokens:
+            return compacted, span, "met"
+        best: tuple[Context, tuple[int, int]] | None = None
+        low, high = 0, retained - 1
+        while low <= high:  # the largest retained count whose compaction fits
+            middle = (low + high) // 2
+            candidate_span = self._span(context, middle)
+            if candidate_span is not None:
+                candidate = self._splice(context, candidate_span, SUMMARY_TEXT_LIMIT)
+                if candidate.token_count_approx() <= max_tokens:
+                    best = (candidate, candidate_span)
+                    low = middle + 1
+                    continue
+            high = middle - 1
+        if best is not None:
+            return best[0], best[1], "met"
+        widest = self._span(context, 0) or span
+        widest_summary = self._summary(context[widest[0] : widest[1] + 1], SUMMARY_TEXT_LIMIT)
+        limit = min(SUMMARY_TEXT_LIMIT, longest_text(widest_summary))
+        candidate = self._splice(context, widest, limit)
+        while limit > _MIN_TEXT_LIMIT and candidate.token_count_approx() > max_tokens:
+            limit = max(_MIN_TEXT_LIMIT, limit // 2)
+            candidate = self._splice(context, widest, limit)
+        status: BudgetStatus = (
+            "met" if candidate.token_count_approx() <= max_tokens else "exhausted"
+        )
+        return candidate, widest, status
+
+    @staticmethod
+    def _status(context: Context, max_tokens: int | None) -> BudgetStatus:
+        if max_tokens is None:
+            return "not_set"
+        return "met" if context.token_count_approx() <= max_tokens else "exhausted"
+
+    @staticmethod
+    def _outcome(
+        before: Context,
+        after: Context,
+        span: tuple[int, int] | None,
+        status: BudgetStatus,
+    ) -> CompactionOutcome:
+        result = CompactionResult(
+            original_tokens=int(before.token_count()),
+            compacted_tokens=int(after.token_count()),
+            original_messages=len(before),
+            compacted_messages=len(after),
+            compacted_range=span,
+            budget_status=status,
+            engine="frame",
+        )
+        return CompactionOutcome(context=after, result=result)

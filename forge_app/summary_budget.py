@@ -1,0 +1,90 @@
+"""Keeping a summary within a size: truncate long texts with a visible marker."""
+
+from __future__ import annotations
+
+from forge_domain.messages import Role
+from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, TextItem
+
+TRUNCATION_MARKER = "… [truncated {count} chars]"
+"""Appended where a text was cut; ``{count}`` is the number of characters removed."""
+OMISSION_NOTE = "[{count} earlier assistant notes omitted to keep this summary bounded]"
+"""Put where the oldest assistant texts were dropped."""
+
+
+def truncate_text(text: str, limit: int) -> str:
+    """``text`` cut to about ``limit`` characters, the cut marked visibly."""
+    if len(text) <= limit:
+        return text
+    removed = len(text) - limit
+    return text[:limit].rstrip() + " " + TRUNCATION_MARKER.format(count=removed)
+
+
+def limit_texts(summary: ContextSummary, limit: int) -> ContextSummary:
+    """Return ``summary`` with every text item cut to at most ``limit`` characters."""
+    blocks = tuple(
+        block.model_copy(
+            update={
+                "contents": tuple(
+                    item.model_copy(update={"text": truncate_text(item.text, limit)})
+                    if isinstance(item, TextItem)
+                    else item
+                    for item in block.contents
+                )
+            }
+        )
+        for block in summary.blocks
+    )
+    return summary.model_copy(update={"blocks": blocks})
+
+
+def longest_text(summary: ContextSummary) -> int:
+    """Length of the longest text item (0 when there is none)."""
+    return max(
+        (
+            len(item.text)
+            for block in summary.blocks
+            for item in block.contents
+            if isinstance(item, TextItem)
+        ),
+        default=0,
+    )
+
+
+def _narration_length(summary: ContextSummary) -> int:
+    return sum(
+        len(item.text)
+        for block in summary.blocks
+        if block.role == Role.ASSISTANT
+        for item in block.contents
+        if isinstance(item, TextItem)
+    )
+
+
+def drop_oldest_narration(summary: ContextSummary, budget: int) -> ContextSummary:
+    """Drop the oldest assistant texts until their total fits ``budget`` characters.
+
+    Tool-call lines and user texts are kept; a visible note at the place of the
+    first dropped text says how many were left out.
+    """
+    excess = _narration_length(summary) - budget
+    if excess <= 0:
+        return summary
+    dropped = 0
+    blocks: list[SummaryBlock] = []
+    note_at: int | None = None
+    for block in summary.blocks:
+        contents: list[SummaryItem] = []
+        for item in block.contents:
+            if excess > 0 and block.role == Role.ASSISTANT and isinstance(item, TextItem):
+                excess -= len(item.text)
+                dropped += 1
+                if note_at is None:
+                    note_at = len(blocks)
+                continue
+            contents.append(item)
+        blocks.append(block.model_copy(update={"contents": tuple(contents)}))
+    if note_at is not None:
+        note = TextItem(text=OMISSION_NOTE.format(count=dropped))
+        first = blocks[note_at]
+        blocks[note_at] = first.model_copy(update={"contents": (note, *first.contents)})
+    return summary.model_copy(update={"blocks": tuple(b for b in blocks if b.contents)})

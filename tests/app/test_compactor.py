@@ -1,0 +1,231 @@
+"""The Compactor: spans, splicing, folding, max_tokens and transactions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from forge_app.compactor import Compactor, is_summary_message
+from forge_app.errors import CompactionFailed, TemplateNotFound
+from forge_domain import (
+    Compact,
+    CompactionStrategy,
+    Context,
+    InvalidTranscript,
+    Role,
+    TextMessage,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from forge_domain.testing import pattern, pattern_of
+from forge_domain.validation import find_violations
+
+SESSIONS = Path(__file__).resolve().parents[3] / "shared" / "data" / "sessions"
+
+
+def shape(context: Context) -> str:
+    """Pattern letters with every summary message shown as ``S``."""
+    letters = pattern_of(context)
+    return "".join(
+        "S" if is_summary_message(message) else letter
+        for letter, message in zip(letters, context, strict=True)
+    )
+
+
+def padded(letters: str, size: int = 400) -> Context:
+    """A pattern whose messages are long enough for a summary to be smaller than them."""
+    messages = []
+    for message in pattern(letters):
+        filler = " " + "x" * size
+        if isinstance(message, ToolResult):
+            messages.append(message.model_copy(update={"content": message.text + filler}))
+        else:
+            messages.append(message.model_copy(update={"content": message.text + filler}))
+    return Context(messages)
+
+
+SPLICE_CASES = [
+    ("suaaaa", 2, "suSaa"),
+    ("sutrua", 0, "suS"),
+    ("sutrtrtra", 2, "suSa"),
+    ("suTrrua", 1, "suSa"),
+    ("sutrutra", 3, "suSutra"),
+    ("su", 0, "su"),
+    ("suaaaa", 6, "suaaaa"),
+    ("suaaaa", 4, "suaaaa"),
+]
+
+
+@pytest.mark.parametrize(
+    ("letters", "keep", "expected"), SPLICE_CASES, ids=[f"{c[0]}-keep{c[1]}" for c in SPLICE_CASES]
+)
+def test_compactor_splices_one_summary(letters, keep, expected):
+    outcome = Compactor(Compact()).compact(padded(letters), CompactionStrategy.retain(keep))
+    assert shape(outcome.context) == expected
+
+
+def test_compactor_keeps_tail_identical():
+    fixture = padded("sutrutrutraua")
+    outcome = Compactor(Compact()).compact(fixture, CompactionStrategy.retain(4))
+    assert outcome.context[-4:] == fixture[-4:]
+
+
+def test_compactor_nothing_compactable_returns_input():
+    fixture = padded("sua")
+    outcome = Compactor(Compact()).compact(fixture, CompactionStrategy.retain(5))
+    assert (outcome.context is fixture, outcome.changed(), outcome.result.compacted_range) == (
+        True,
+        False,
+        None,
+    )
+
+
+def test_compactor_does_not_grow_a_tiny_context():
+    fixture = pattern("suaaaa")
+    outcome = Compactor(Compact()).compact(fixture, CompactionStrategy.retain(0))
+    assert outcome.context is fixture
+
+
+def test_compactor_result_metrics():
+    fixture = padded("sutrutrua")
+    outcome = Compactor(Compact()).compact(fixture, CompactionStrategy.retain(2))
+    after = outcome.context
+    assert outcome.result.model_dump(exclude={"summary_usage", "coverage"}) == {
+        "original_tokens": fixture.token_count_approx(),
+        "compacted_tokens": after.token_count_approx(),
+        "original_messages": 9,
+        "compacted_messages": 5,
+        "compacted_range": (2, 6),
+        "budget_status": "not_set",
+        "engine": "frame",
+    }
+
+
+def test_compactor_automatic_strategy_is_the_more_conservative():
+    compactor = Compactor(Compact(eviction_window=1.0, retention_window=3))
+    fixture = padded("suauauauau")
+    outcome = compactor.compact(fixture)
+    assert shape(outcome.context) == "suSuau"
+
+
+def test_compactor_rejects_invalid_input_untouched():
+    fixture = pattern("sutua")
+    with pytest.raises(InvalidTranscript, match=r"messages\[2\]"):
+        Compactor(Compact()).compact(fixture, CompactionStrategy.retain(0))
+    assert pattern_of(fixture) == "sutua"
+
+
+def test_compactor_drops_droppables_inside_span_only():
+    messages = list(padded("suaaua"))
+    messages[3] = TextMessage.user("attached file", droppable=True)
+    messages.append(TextMessage.user("fresh attachment", droppable=True))
+    fixture = Context(messages)
+    outcome = Compactor(Compact()).compact(fixture, CompactionStrategy.retain(2))
+    texts = [m.text for m in outcome.context]
+    assert ("attached file" in outcome.context[2].text, texts[-1]) == (False, "fresh attachment")
+
+
+def test_compactor_usage_goes_to_span_usage_not_size():
+    usage = Usage.reported(prompt_tokens=50_000, completion_tokens=100)
+    messages = list(padded("suaaua"))
+    messages[2] = messages[2].model_copy(update={"usage": usage})
+    messages[3] = messages[3].model_copy(update={"usage": usage})
+    outcome = Compactor(Compact()).compact(Context(messages), CompactionStrategy.retain(0))
+    summary = outcome.context[2]
+    assert (
+        summary.usage,
+        summary.span_usage.total_tokens.value,
+        outcome.context.token_count().kind,
+    ) == (None, 100_200, "approx")
+
+
+def test_compactor_carries_reasoning_to_first_assistant_after_summary():
+    messages = list(padded("suauaua"))
+    messages[4] = messages[4].model_copy(update={"reasoning_details": ({"text": "last thought"},)})
+    outcome = Compactor(Compact()).compact(Context(messages), CompactionStrategy.retain(2))
+    assert outcome.context[-1].reasoning_details == ({"text": "last thought"},)
+
+
+def test_compactor_folds_earlier_summary():
+    compactor = Compactor(Compact())
+    first = compactor.compact(padded("sutrutraua"), CompactionStrategy.retain(2)).context
+    grown = first.append(*list(padded("sutrutrua"))[2:])
+    second = compactor.compact(grown, CompactionStrategy.retain(2)).context
+    assert shape(second) == "suSua"
+
+
+def test_compactor_max_tokens_shrinks_tail():
+    fixture = padded("sutrutrutrutrua")
+    budget = fixture.token_count_approx() // 3
+    outcome = Compactor(Compact(max_tokens=budget, retention_window=8)).compact(
+        fixture, CompactionStrategy.retain(8)
+    )
+    assert (outcome.result.budget_status, outcome.context.token_count_approx() <= budget) == (
+        "met",
+        True,
+    )
+
+
+def test_compactor_max_tokens_exhausted_when_nothing_left():
+    fixture = padded("sutrua")
+    outcome = Compactor(Compact(max_tokens=5)).compact(fixture, CompactionStrategy.retain(0))
+    assert outcome.result.budget_status == "exhausted"
+
+
+def test_compactor_missing_template_dir_is_typed(tmp_path):
+    with pytest.raises(TemplateNotFound):
+        Compactor(Compact(), template_dir=tmp_path / "nope").compact(
+            padded("suaaua"), CompactionStrategy.retain(0)
+        )
+
+
+def test_compactor_broken_template_fails_transactionally(tmp_path):
+    (tmp_path / "forge-partial-summary-frame.md").write_text("{{ undefined_name.attr }}")
+    fixture = padded("suaaua")
+    with pytest.raises(CompactionFailed):
+        Compactor(Compact(), template_dir=tmp_path).compact(fixture, CompactionStrategy.retain(0))
+    assert shape(fixture) == "suaaua"
+
+
+def test_compactor_summary_is_a_user_message_with_structure():
+    outcome = Compactor(Compact()).compact(padded("sutrua"), CompactionStrategy.retain(0))
+    summary = outcome.context[2]
+    assert (summary.role, summary.summary_data is not None, "## Summary" in summary.text) == (
+        Role.USER,
+        True,
+        True,
+    )
+
+
+def _sessions() -> list[Path]:
+    return sorted(SESSIONS.glob("*.json"))
+
+
+@pytest.mark.skipif(not SESSIONS.is_dir(), reason="shared sessions are not on this machine")
+@pytest.mark.parametrize("path", _sessions(), ids=lambda p: p.stem)
+def test_compactor_real_sessions_valid_and_smaller(path):
+    fixture = Context.from_openai(json.loads(path.read_text()))
+    outcome = Compactor(Compact()).compact(fixture, CompactionStrategy.retain(6))
+    after = outcome.context
+    assert (
+        find_violations(after),
+        find_violations(after, "anthropic"),
+        after.token_count_approx() < fixture.token_count_approx(),
+        after[-6:] == fixture[-6:],
+    ) == ([], [], True, True)
+
+
+def test_compactor_tool_call_without_result_in_span_never_happens():
+    call = ToolCall(id="c1", name="bash", arguments='{"command": "ls"}')
+    messages = [
+        TextMessage.system("s"),
+        TextMessage.user("task " + "x" * 400),
+        TextMessage.assistant("look " + "y" * 400, (call,)),
+        ToolResult.of("c1", "files " + "z" * 400),
+        TextMessage.assistant("done " + "w" * 400),
+    ]
+    outcome = Compactor(Compact()).compact(Context(messages), CompactionStrategy.retain(1))
+    assert (shape(outcome.context), find_violations(outcome.context)) == ("suSa", [])
