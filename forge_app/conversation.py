@@ -1,0 +1,53 @@
+"""The mutable state of one conversation run by the orchestrator.
+
+A :class:`Conversation` belongs to exactly one agent loop; nothing in it is
+shared with another conversation. Its ``context`` is an immutable
+:class:`~forge_domain.Context` that is only ever *replaced* (one attribute
+assignment), so a run cancelled at any await point leaves a consistent
+conversation behind: either the old context or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from forge_domain import Agent, Context, ContextMessage, Usage
+
+if TYPE_CHECKING:
+    from forge_app.dispatch import Hooks
+
+
+@dataclass(eq=False)
+class Conversation:
+    """One conversation: its agent, its context, and the hooks that watch it."""
+
+    id: str
+    """Identifies the conversation in logs and events."""
+    agent: Agent
+    """The agent definition the conversation runs with (fixed for its lifetime)."""
+    context: Context
+    """The messages sent with the next request; replaced atomically, never mutated."""
+    hooks: Hooks
+    """This conversation's plugins (built-ins hold per-conversation state)."""
+    usage: Usage = field(default_factory=Usage)
+    """Usage accumulated over every provider response of the conversation."""
+    turns: int = 0
+    """Provider calls made so far."""
+    compactions: int = 0
+    """Compactions applied so far."""
+
+    def append(self, *messages: ContextMessage) -> None:
+        """Replace the context with one that ends with ``messages``."""
+        self.context = self.context.append(*messages)
+
+    def replace_context(self, expected: Context, new: Context) -> bool:
+        """Swap ``expected`` for ``new`` if nothing changed the context meanwhile.
+
+        Returns False (and changes nothing) when the context is no longer
+        ``expected``, e.g. because another hook replaced it during an await.
+        """
+        if self.context is not expected:
+            return False
+        self.context = new
+        return True

@@ -1,0 +1,217 @@
+"""The provider seam: a ``ChatModel`` turns a request into one assistant message.
+
+Production code uses :class:`OpenAIChatModel` (any OpenAI-compatible endpoint
+through ``AsyncOpenAI``); tests and users swap in :class:`FunctionModel`, which
+answers with a plain function. Errors are mapped onto three leaves the
+orchestrator knows how to handle: :class:`ProviderUnavailable` (retry with
+backoff), :class:`ContextLengthExceeded` (compact, then retry once) and
+:class:`ModelCallFailed` (give up).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
+
+import openai
+from pydantic import BaseModel, ConfigDict
+
+from forge_app.errors import ContextLengthExceeded, ModelCallFailed, ProviderUnavailable
+from forge_domain import Agent, Context, JsonObject, TextMessage, Usage
+from forge_domain.openai_format import message_from_openai, message_to_openai
+
+if TYPE_CHECKING:
+    from openai.types.chat import ChatCompletion
+
+NON_STANDARD_KEYS = frozenset({"droppable", "is_error", "usage"})
+"""Keys our transcripts carry that a provider would reject."""
+_RESPONSE_ONLY_KEYS = frozenset({"refusal", "annotations", "audio", "function_call"})
+
+
+def request_messages(context: Context) -> list[JsonObject]:
+    """The context as provider-ready OpenAI messages, without our own keys."""
+    out: list[JsonObject] = []
+    for message in context:
+        wire = message_to_openai(message)
+        out.append({k: v for k, v in wire.items() if k not in NON_STANDARD_KEYS})
+    return out
+
+
+class ModelRequest(BaseModel):
+    """What is sent to a provider for one turn."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str | None
+    """The model id (None lets the provider choose)."""
+    messages: tuple[JsonObject, ...]
+    """Provider-ready messages (see :func:`request_messages`)."""
+    tools: tuple[JsonObject, ...] = ()
+    """OpenAI function-tool schemas the model may call."""
+
+    @classmethod
+    def of(
+        cls, context: Context, *, model: str | None, tools: Iterable[JsonObject] = ()
+    ) -> ModelRequest:
+        """Build the request for ``context``."""
+        return cls(model=model, messages=tuple(request_messages(context)), tools=tuple(tools))
+
+
+class ModelResponse(BaseModel):
+    """One provider answer: an assistant message (with its usage) and why it stopped."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    message: TextMessage
+    """The assistant message; ``message.usage`` holds the reported usage."""
+    finish_reason: str | None = None
+    """``stop``, ``tool_calls``, ``length`` … as the provider reported it."""
+
+    @property
+    def usage(self) -> Usage | None:
+        """The usage the provider reported, if any."""
+        return self.message.usage
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """Anything that can answer a chat request."""
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """Answer ``request``.
+
+        Raises:
+            ProviderUnavailable: a transient failure worth retrying.
+            ContextLengthExceeded: the request is over the model's window.
+            ModelCallFailed: any other refusal.
+        """
+        ...
+
+
+ModelHandler = Callable[[ModelRequest], ModelResponse | Awaitable[ModelResponse]]
+"""A function answering a request, sync or async."""
+
+
+class FunctionModel:
+    """A :class:`ChatModel` whose answers come from a function (for tests and scripts)."""
+
+    def __init__(self, handler: ModelHandler) -> None:
+        """Wrap ``handler``; it may be a plain function or a coroutine function."""
+        self._handler = handler
+        self.requests: list[ModelRequest] = []
+        """Every request received, in order."""
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """Record ``request`` and return the handler's answer."""
+        self.requests.append(request)
+        answer = self._handler(request)
+        if inspect.isawaitable(answer):
+            return await answer
+        return answer
+
+
+def _is_context_overflow(error: openai.APIStatusError) -> bool:
+    if error.status_code == 413 or error.code == "context_length_exceeded":
+        return True
+    text = str(error).lower()
+    return "context length" in text or "context_length" in text or "too many tokens" in text
+
+
+def _usage_of(completion: ChatCompletion) -> Usage | None:
+    usage = completion.usage
+    if usage is None:
+        return None
+    details = usage.prompt_tokens_details
+    cached = details.cached_tokens if details is not None and details.cached_tokens else 0
+    return Usage.reported(
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        cached_tokens=cached,
+    )
+
+
+def response_from_completion(completion: ChatCompletion, model: str | None) -> ModelResponse:
+    """Convert an OpenAI ``ChatCompletion`` into a :class:`ModelResponse`."""
+    if not completion.choices:
+        raise ModelCallFailed(model, "the provider returned no choices")
+    choice = completion.choices[0]
+    raw = cast(JsonObject, choice.message.model_dump(mode="json", exclude_none=True))
+    wire = {k: v for k, v in raw.items() if k not in _RESPONSE_ONLY_KEYS}
+    wire.setdefault("content", None)
+    if wire.get("tool_calls") == []:
+        del wire["tool_calls"]
+    message = message_from_openai(0, wire)
+    assert isinstance(message, TextMessage)
+    message = message.model_copy(update={"usage": _usage_of(completion)})
+    return ModelResponse(message=message, finish_reason=choice.finish_reason)
+
+
+class OpenAIChatModel:
+    """A :class:`ChatModel` backed by ``openai.AsyncOpenAI`` (any compatible endpoint).
+
+    The client should be built with ``max_retries=0``: the orchestrator retries
+    transient failures itself (with backoff and jitter) so that every retry is
+    logged and visible to hooks.
+    """
+
+    def __init__(self, client: openai.AsyncOpenAI, model: str | None) -> None:
+        """Use ``client`` to call ``model``."""
+        self.client = client
+        self.model = model
+
+    @classmethod
+    def for_agent(
+        cls,
+        agent: Agent,
+        *,
+        environ: Mapping[str, str] | None = None,
+        timeout: float = 600.0,
+    ) -> OpenAIChatModel:
+        """Build the model an agent definition describes.
+
+        Base URL, API key and model come from the agent (``base_url``,
+        ``api_key_env``, ``model``), else from ``OPENAI_BASE_URL``,
+        ``OPENAI_API_KEY`` and ``OPENAI_MODEL`` in ``environ`` (default: the
+        process environment).
+        """
+        env = os.environ if environ is None else environ
+        base_url = agent.base_url or env.get("OPENAI_BASE_URL")
+        api_key = env.get(agent.api_key_env or "OPENAI_API_KEY", "")
+        client = openai.AsyncOpenAI(
+            api_key=api_key or "not-set",
+            base_url=base_url,
+            max_retries=0,
+            timeout=timeout,
+        )
+        return cls(client, agent.model or env.get("OPENAI_MODEL"))
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """Send ``request`` with ``chat.completions.create``."""
+        model = request.model or self.model
+        if model is None:
+            raise ModelCallFailed(None, "no model configured (set the agent's model)")
+        messages = cast(
+            "list[openai.types.chat.ChatCompletionMessageParam]", list(request.messages)
+        )
+        try:
+            if request.tools:
+                tools = cast("list[openai.types.chat.ChatCompletionToolParam]", list(request.tools))
+                completion = await self.client.chat.completions.create(
+                    model=model, messages=messages, tools=tools
+                )
+            else:
+                completion = await self.client.chat.completions.create(
+                    model=model, messages=messages
+                )
+        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            raise ProviderUnavailable(model, str(exc)) from exc
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            if status == 429 or status >= 500:
+                raise ProviderUnavailable(model, exc.message, status) from exc
+            if _is_context_overflow(exc):
+                raise ContextLengthExceeded(model, exc.message, status) from exc
+            raise ModelCallFailed(model, exc.message, status) from exc
+        return response_from_completion(completion, model)
