@@ -7,6 +7,7 @@ whole family or one leaf it knows how to handle::
     ├── InvalidMessage        a message in a transcript is malformed (index + field)
     ├── InvalidTranscript     a transcript breaks provider rules (all violations)
     ├── InvalidConfig         a Compact / Agent value is out of range
+    │   └── InvalidToolSpec   a tool-catalog entry is malformed (tool name + problem)
     ├── InvalidPattern        a test pattern string uses an unknown letter
     └── InvalidArguments      tool-call arguments are not valid JSON
 """
@@ -52,6 +53,15 @@ class InvalidTranscript(ForgeDomainError, ValueError):
 
 class InvalidConfig(ForgeDomainError, ValueError):
     """A configuration value is out of its allowed range."""
+
+
+class InvalidToolSpec(InvalidConfig):
+    """An entry of a tool catalog is malformed; ``tool`` names the entry at fault."""
+
+    def __init__(self, tool: str, problem: str) -> None:
+        self.tool = tool
+        self.problem = problem
+        super().__init__(f"tool catalog entry {tool!r}: {problem}")
 
 
 class InvalidPattern(ForgeDomainError, ValueError):

@@ -1,0 +1,186 @@
+"""The structured summary of a span of conversation, built without calling a model.
+
+A :class:`ContextSummary` is a list of role blocks. Each block holds text items and
+one item per tool call (kind, resource, success). It is built exactly as forge
+builds its ``ContextSummary`` (forge-spec §9):
+
+* system messages are skipped, and do not end a block (``U S U`` is one user block);
+* consecutive messages of one role merge into one block; tool results never end a
+  block, so an assistant's calls and later assistant messages stay together;
+* a call succeeded when its result is not an error (the catalog may also read the
+  failure from the output text of agents that report exit codes in it);
+* ``todo_write`` calls record what they changed in the todo list (§9.2);
+* messages holding only images (or other non-text parts) are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Annotated, Literal, TypeAlias, cast
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from forge_domain.json import JsonObject, JsonValue
+from forge_domain.messages import ContextMessage, Role, TextMessage, TextPart, ToolResult
+from forge_domain.summary_tools import SummaryTool, tool_from_forge, tool_to_forge
+from forge_domain.todo import Todo, apply_todos
+from forge_domain.tool_catalog import ToolCatalog
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+_ROLES_BY_TITLE = {role.title: role for role in Role}
+
+
+class TextItem(BaseModel):
+    """Text written by the block's role."""
+
+    model_config = _FROZEN
+
+    kind: Literal["text"] = "text"
+    text: str
+    """The text, verbatim."""
+
+
+class ToolCallItem(BaseModel):
+    """One tool call and how it went."""
+
+    model_config = _FROZEN
+
+    kind: Literal["tool_call"] = "tool_call"
+    id: str | None
+    """The call id, when the call had one."""
+    tool: SummaryTool
+    """What the call did."""
+    is_success: bool
+    """True when a result answered the call and did not report a failure."""
+
+
+SummaryItem: TypeAlias = Annotated[TextItem | ToolCallItem, Field(discriminator="kind")]
+"""One entry of a block."""
+
+
+class SummaryBlock(BaseModel):
+    """What one role contributed, in order, between two changes of speaker."""
+
+    model_config = _FROZEN
+
+    role: Role
+    """Who spoke."""
+    contents: tuple[SummaryItem, ...]
+    """Texts and tool calls, in the order they happened."""
+
+    def to_forge_json(self) -> JsonObject:
+        """Forge's serde shape: ``{role: "User", contents: [{text} | {tool_call}]}``."""
+        contents: list[JsonValue] = [_item_to_forge(item) for item in self.contents]
+        return {"role": self.role.title, "contents": contents}
+
+
+class ContextSummary(BaseModel):
+    """The role blocks of a summarised span, oldest first."""
+
+    model_config = _FROZEN
+
+    blocks: tuple[SummaryBlock, ...] = ()
+    """The blocks; never empty ones, never system ones when built from messages."""
+
+    @classmethod
+    def from_messages(
+        cls, messages: Sequence[ContextMessage], catalog: ToolCatalog | None = None
+    ) -> ContextSummary:
+        """Summarise ``messages`` (forge-spec §9); ``catalog`` classifies the tool calls."""
+        catalog = catalog if catalog is not None else ToolCatalog.default()
+        results = {m.call_id: m for m in messages if isinstance(m, ToolResult) and m.call_id}
+        blocks: list[SummaryBlock] = []
+        role = Role.SYSTEM
+        buffer: list[SummaryItem] = []
+        todos: tuple[Todo, ...] = ()
+        for message in messages:
+            if not isinstance(message, TextMessage) or message.role == Role.SYSTEM:
+                continue
+            if _is_only_media(message):
+                continue
+            if message.role != role:
+                if buffer:
+                    blocks.append(SummaryBlock(role=role, contents=tuple(buffer)))
+                buffer = []
+                role = message.role
+            if message.text:
+                buffer.append(TextItem(text=message.text))
+            calls = message.tool_calls or ()
+            for call in calls:
+                result = results.get(call.id) if call.id else None
+                output = result.text if result is not None else None
+                success = result is not None and not catalog.has_failed(result)
+                for tool in catalog.classify(call, output=output, todos=todos):
+                    buffer.append(ToolCallItem(id=call.id or None, tool=tool, is_success=success))
+            for call in calls:
+                written = catalog.written_todos(call)
+                if written is not None:
+                    todos = apply_todos(todos, written)
+        if buffer:
+            blocks.append(SummaryBlock(role=role, contents=tuple(buffer)))
+        return cls(blocks=tuple(blocks))
+
+    def tool_calls(self) -> Iterator[ToolCallItem]:
+        """Every tool-call item, in order."""
+        for block in self.blocks:
+            for item in block.contents:
+                if isinstance(item, ToolCallItem):
+                    yield item
+
+    def to_forge_json(self) -> list[JsonValue]:
+        """Forge's serde shape of the summary (the ``messages`` its template receives)."""
+        return [block.to_forge_json() for block in self.blocks]
+
+    @classmethod
+    def from_forge_json(cls, blocks: Sequence[JsonValue]) -> ContextSummary:
+        """Parse forge's serde shape (the inverse of :meth:`to_forge_json`).
+
+        Raises:
+            ValueError: when a block, item or tool is not in forge's shape.
+        """
+        return cls(blocks=tuple(_block_from_forge(raw) for raw in blocks))
+
+
+def _is_only_media(message: TextMessage) -> bool:
+    content = message.content
+    return (
+        isinstance(content, tuple)
+        and bool(content)
+        and not any(isinstance(part, TextPart) for part in content)
+        and not message.tool_calls
+    )
+
+
+def _item_to_forge(item: SummaryItem) -> JsonObject:
+    if isinstance(item, TextItem):
+        return {"text": item.text}
+    call: JsonObject = {
+        "id": item.id,
+        "tool": tool_to_forge(item.tool),
+        "is_success": item.is_success,
+    }
+    return {"tool_call": call}
+
+
+def _item_from_forge(raw: JsonValue) -> SummaryItem:
+    if isinstance(raw, dict) and isinstance(raw.get("text"), str):
+        return TextItem(text=cast(str, raw["text"]))
+    if isinstance(raw, dict) and isinstance(raw.get("tool_call"), dict):
+        call = cast(JsonObject, raw["tool_call"])
+        call_id = call.get("id")
+        return ToolCallItem(
+            id=call_id if isinstance(call_id, str) else None,
+            tool=tool_from_forge(call.get("tool")),
+            is_success=call.get("is_success") is True,
+        )
+    raise ValueError(f"not a forge summary item: {raw!r}")
+
+
+def _block_from_forge(raw: JsonValue) -> SummaryBlock:
+    if not isinstance(raw, dict) or not isinstance(raw.get("contents"), list):
+        raise ValueError(f"not a forge summary block: {raw!r}")
+    role = _ROLES_BY_TITLE.get(str(raw.get("role")))
+    if role is None:
+        raise ValueError(f"unknown role in forge summary block: {raw.get('role')!r}")
+    contents = cast(list[JsonValue], raw["contents"])
+    return SummaryBlock(role=role, contents=tuple(_item_from_forge(item) for item in contents))

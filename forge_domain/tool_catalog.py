@@ -1,0 +1,359 @@
+"""Which tool does what: the catalog that turns tool calls into summary items.
+
+The built-in catalog knows the tools of forge, Claude Code, Codex, OpenHands,
+SWE-agent / mini-swe-agent and Hermes (see :mod:`forge_domain.tool_defaults`).
+Names are matched trimmed and case-insensitively, as forge does.
+
+Departures from forge, on purpose:
+
+* an unknown tool, or a known one whose arguments do not fit, becomes a
+  :class:`GenericTool` (name plus an argument excerpt) rather than forge's ``mcp``,
+  unless its name looks like an MCP tool (``mcp_…``, ``mcp__…``, ``mcp-…``); forge's
+  JSON shape still shows it as ``mcp`` (:func:`tool_to_forge`);
+* one call can yield several items: a Codex/Hermes patch touching three files gives
+  three file items;
+* a call whose result is not flagged as an error may still count as failed when its
+  output says so (:func:`output_reports_failure`), because OpenAI-format transcripts
+  have no error flag.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from collections.abc import Iterator, Mapping, Sequence
+from functools import cache
+from typing import Literal, cast
+
+from pydantic import BaseModel, ConfigDict
+
+from forge_domain.errors import InvalidToolSpec
+from forge_domain.json import JsonObject, JsonValue
+from forge_domain.messages import ToolCall, ToolResult
+from forge_domain.summary_tools import (
+    FetchTool,
+    FileReadTool,
+    FileRemoveTool,
+    FileUpdateTool,
+    FollowupTool,
+    GenericTool,
+    McpTool,
+    PlanTool,
+    SearchTool,
+    SemanticQuery,
+    SemSearchTool,
+    ShellTool,
+    SkillTool,
+    SummaryTool,
+    TaskTool,
+    TodoReadTool,
+    TodoWriteTool,
+    UndoTool,
+)
+from forge_domain.todo import TODO_STATUSES, Todo, todo_changes
+from forge_domain.tool_defaults import DEFAULT_TOOLS
+from forge_domain.tool_spec import ToolSpec
+
+EXCERPT_CHARS = 120
+"""Longest argument excerpt kept for a generic tool call."""
+
+_MCP_NAME = re.compile(r"^mcp[_\-]", re.IGNORECASE)
+_PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$")
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish"})
+_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_EXIT_CODE = re.compile(r"\[(?:Command finished|The command completed) with exit code (-?\d+)\.?\]")
+_TRACEBACK = "Traceback (most recent call last)"
+_ERROR_PREFIXES = ("ERROR:", "Ran into [Errno", "Invalid `")
+
+FailureInference = Literal["output", "none"]
+"""``output``: also read failures from output text; ``none``: trust ``is_error`` only."""
+
+
+def output_reports_failure(output: str) -> bool:
+    """Return True when a tool's output text says the tool failed.
+
+    Signals, strongest first (an explicit exit code decides on its own):
+
+    1. mini-swe-agent's ``<returncode>N</returncode>`` at the start, N != 0;
+    2. OpenHands' ``[Command finished with exit code N]`` /
+       ``[The command completed with exit code N.]`` at the end, N != 0;
+    3. an output that starts with ``ERROR:``, ``Ran into [Errno`` or ``Invalid ` ``
+       (OpenHands' editor, v0 and SDK);
+    4. a Python traceback anywhere (``Traceback (most recent call last)``).
+    """
+    code = _RETURNCODE.search(output[:200])
+    if code is None:
+        codes = _EXIT_CODE.findall(output[-400:])
+        if codes:
+            return int(codes[-1]) != 0
+    else:
+        return int(code.group(1)) != 0
+    return output.lstrip().startswith(_ERROR_PREFIXES) or _TRACEBACK in output
+
+
+def is_mcp_name(name: str) -> bool:
+    """Return True for names MCP clients give tools (``mcp_github_x``, ``mcp__server__x``)."""
+    return _MCP_NAME.match(name.strip()) is not None
+
+
+def patch_files(patch: str) -> tuple[FileUpdateTool | FileRemoveTool, ...]:
+    """The files a Codex/Hermes (V4A) patch touches, in order, deletions as removals."""
+    tools: list[FileUpdateTool | FileRemoveTool] = []
+    for line in patch.splitlines():
+        match = _PATCH_FILE.match(line)
+        if match is None:
+            continue
+        action, path, moved_to = match.groups()
+        if moved_to is not None:
+            tools.append(FileUpdateTool(path=moved_to))
+        elif action == "Delete":
+            tools.append(FileRemoveTool(path=path))
+        else:
+            tools.append(FileUpdateTool(path=path))
+    return tuple(tools)
+
+
+def argument_excerpt(call: ToolCall) -> str:
+    """A short, single-line excerpt of a call's arguments."""
+    try:
+        text = json.dumps(json.loads(call.arguments), ensure_ascii=False, separators=(",", ":"))
+    except ValueError:
+        text = " ".join(call.arguments.split())
+    if text in ("{}", ""):
+        return ""
+    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+
+
+class ToolCatalog(BaseModel):
+    """Maps tool names to :class:`ToolSpec` alternatives; classifies calls."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    entries: dict[str, tuple[ToolSpec, ...]]
+    """Specs by trimmed, case-folded tool name; alternatives in the order tried."""
+    failure_inference: FailureInference = "output"
+    """Whether failures are also read from output text."""
+
+    @classmethod
+    def default(cls) -> ToolCatalog:
+        """The built-in catalog."""
+        return _default_catalog()
+
+    @classmethod
+    def from_data(cls, mapping: Mapping[str, JsonValue]) -> ToolCatalog:
+        """A catalog of only the given entries (plain data, as loaded from YAML).
+
+        Raises:
+            InvalidToolSpec: naming the first malformed entry.
+        """
+        return cls(entries=_parse_entries(mapping))
+
+    def extended(self, mapping: Mapping[str, JsonValue]) -> ToolCatalog:
+        """This catalog with ``mapping``'s entries added; they replace same-named ones.
+
+        Raises:
+            InvalidToolSpec: naming the first malformed entry.
+        """
+        return self.model_copy(update={"entries": {**self.entries, **_parse_entries(mapping)}})
+
+    def specs_for(self, name: str) -> tuple[ToolSpec, ...]:
+        """The specs for a tool name (empty when the catalog does not know it)."""
+        return self.entries.get(_key(name), ())
+
+    def classify(
+        self, call: ToolCall, *, output: str | None = None, todos: Sequence[Todo] = ()
+    ) -> tuple[SummaryTool, ...]:
+        """What ``call`` did, as one or more summary tools (never none).
+
+        ``output`` is the call's result text (some tools name their file only there);
+        ``todos`` is the todo list before the call's message, for ``todo_write`` diffs.
+        """
+        arguments = _arguments(call)
+        if arguments is not None:
+            for spec in self.specs_for(call.name):
+                if spec.applies_to(arguments):
+                    tools = _build(spec, call, arguments, output, todos)
+                    if tools:
+                        return tools
+        if is_mcp_name(call.name):
+            return (McpTool(name=call.name),)
+        return (GenericTool(name=call.name, arguments=argument_excerpt(call)),)
+
+    def written_todos(self, call: ToolCall) -> tuple[Todo, ...] | None:
+        """The todo items ``call`` writes, or None when it writes no todo list."""
+        arguments = _arguments(call)
+        if arguments is None:
+            return None
+        for spec in self.specs_for(call.name):
+            if spec.applies_to(arguments):
+                if spec.kind != "todo_write":
+                    return None
+                written = _todos(spec, arguments)
+                if written is not None:
+                    return written
+        return None
+
+    def has_failed(self, result: ToolResult) -> bool:
+        """Return True when ``result`` reports a failure (flag, or output when inferring)."""
+        if result.is_error:
+            return True
+        return self.failure_inference == "output" and output_reports_failure(result.text)
+
+
+@cache
+def _default_catalog() -> ToolCatalog:
+    return ToolCatalog.from_data(DEFAULT_TOOLS)
+
+
+def _key(name: str) -> str:
+    return name.strip().casefold()
+
+
+def _parse_entries(mapping: Mapping[str, JsonValue]) -> dict[str, tuple[ToolSpec, ...]]:
+    entries: dict[str, tuple[ToolSpec, ...]] = {}
+    for name, data in mapping.items():
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidToolSpec(str(name), "a tool name must be a non-empty string")
+        alternatives = data if isinstance(data, list) else [data]
+        if not alternatives:
+            raise InvalidToolSpec(name, "an empty list of alternatives")
+        entries[_key(name)] = tuple(ToolSpec.from_data(name, item) for item in alternatives)
+    return entries
+
+
+def _arguments(call: ToolCall) -> JsonObject | None:
+    try:
+        value = json.loads(call.arguments)
+    except ValueError:
+        return None
+    return cast(JsonObject, value) if isinstance(value, dict) else None
+
+
+def _strings(spec: ToolSpec, arguments: JsonObject) -> Iterator[str]:
+    for name in spec.resource_args:
+        value = arguments.get(name)
+        if isinstance(value, str):
+            yield value
+
+
+def _first(spec: ToolSpec, arguments: JsonObject) -> str | None:
+    return next(_strings(spec, arguments), None)
+
+
+def _build(
+    spec: ToolSpec,
+    call: ToolCall,
+    arguments: JsonObject,
+    output: str | None,
+    todos: Sequence[Todo],
+) -> tuple[SummaryTool, ...]:
+    """The tools ``spec`` makes of ``arguments``; empty when they do not fit."""
+    if spec.format == "patch":
+        return patch_files(_first(spec, arguments) or "")
+    match spec.kind:
+        case "file_read" | "file_update" | "file_remove" | "undo":
+            path = _first(spec, arguments) or _path_in_output(spec, output)
+            return () if path is None else (_file_tool(spec.kind, path),)
+        case "shell":
+            return _shell(spec, arguments)
+        case "sem_search":
+            queries = _queries(spec, arguments)
+            return () if queries is None else (SemSearchTool(queries=queries),)
+        case "todo_write":
+            written = _todos(spec, arguments)
+            changes = None if written is None else todo_changes(todos, written)
+            return () if changes is None else (TodoWriteTool(changes=changes),)
+        case "todo_read":
+            return (TodoReadTool(),)
+        case "mcp":
+            return (McpTool(name=call.name),)
+        case "generic":
+            return (GenericTool(name=call.name, arguments=argument_excerpt(call)),)
+        case _:
+            value = _first(spec, arguments)
+            return () if value is None else (_named_tool(spec.kind, value),)
+
+
+def _file_tool(kind: str, path: str) -> SummaryTool:
+    match kind:
+        case "file_read":
+            return FileReadTool(path=path)
+        case "file_update":
+            return FileUpdateTool(path=path)
+        case "file_remove":
+            return FileRemoveTool(path=path)
+        case _:
+            return UndoTool(path=path)
+
+
+def _named_tool(kind: str, value: str) -> SummaryTool:
+    match kind:
+        case "search":
+            return SearchTool(pattern=value)
+        case "fetch":
+            return FetchTool(url=value)
+        case "followup":
+            return FollowupTool(question=value)
+        case "plan":
+            return PlanTool(plan_name=value)
+        case "skill":
+            return SkillTool(name=value)
+        case _:
+            return TaskTool(agent_id=value)
+
+
+def _path_in_output(spec: ToolSpec, output: str | None) -> str | None:
+    if spec.path_from_output is None or output is None:
+        return None
+    match = re.search(spec.path_from_output, output)
+    return None if match is None else match.group(1)
+
+
+def _shell(spec: ToolSpec, arguments: JsonObject) -> tuple[SummaryTool, ...]:
+    for name in spec.resource_args:
+        value = arguments.get(name)
+        if isinstance(value, str):
+            return (ShellTool(command=value),)
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            argv = cast(list[str], value)
+            if argv[0] == "apply_patch" and len(argv) > 1:
+                return patch_files(argv[1]) or (ShellTool(command=shlex.join(argv)),)
+            if (
+                len(argv) == 3
+                and argv[0].rsplit("/", 1)[-1] in _SHELLS
+                and argv[1] in ("-c", "-lc")
+            ):
+                return (ShellTool(command=argv[2]),)
+            return (ShellTool(command=shlex.join(argv)),)
+    return ()
+
+
+def _queries(spec: ToolSpec, arguments: JsonObject) -> tuple[SemanticQuery, ...] | None:
+    raw = next((arguments.get(n) for n in spec.resource_args if n in arguments), None)
+    if not isinstance(raw, list):
+        return None
+    queries: list[SemanticQuery] = []
+    for item in raw:
+        if not isinstance(item, dict):
+            return None
+        query, use_case = item.get("query"), item.get("use_case")
+        if not isinstance(query, str) or not isinstance(use_case, str):
+            return None
+        queries.append(SemanticQuery(query=query, use_case=use_case))
+    return tuple(queries)
+
+
+def _todos(spec: ToolSpec, arguments: JsonObject) -> tuple[Todo, ...] | None:
+    raw = next((arguments.get(n) for n in spec.resource_args if n in arguments), None)
+    if not isinstance(raw, list):
+        return None
+    todos: list[Todo] = []
+    for item in raw:
+        if not isinstance(item, dict):
+            return None
+        content, status = item.get(spec.content_key), item.get("status")
+        if not isinstance(content, str) or status not in TODO_STATUSES:
+            return None
+        todos.append(Todo(content=content, status=status))
+    return tuple(todos)

@@ -1,0 +1,208 @@
+"""ContextSummary: built from messages as forge builds it (forge-spec §9)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from forge_domain import (
+    ContextSummary,
+    FileReadTool,
+    FileRemoveTool,
+    FileUpdateTool,
+    GenericTool,
+    McpTool,
+    Role,
+    ShellTool,
+    SummaryBlock,
+    TextItem,
+    TextMessage,
+    ToolCall,
+    ToolCallItem,
+    ToolCatalog,
+    ToolResult,
+)
+from tests.vectors import context_from_forge, vector_params
+
+
+@pytest.mark.parametrize("entry", vector_params("summary_from_context"))
+def test_summary_from_messages_matches_forge_vectors(entry):
+    fixture = list(context_from_forge(entry["input"]["messages"]))
+    actual = ContextSummary.from_messages(fixture).to_forge_json()
+    expected = entry["expected"]
+    assert actual == expected
+
+
+@pytest.mark.parametrize("entry", vector_params("summary_from_context"))
+def test_summary_forge_json_round_trips(entry):
+    fixture = ContextSummary.from_forge_json(entry["expected"])
+    actual = fixture.to_forge_json()
+    assert actual == entry["expected"]
+
+
+def _call(call_id: str, name: str, arguments: str) -> ToolCall:
+    return ToolCall(id=call_id, name=name, arguments=arguments)
+
+
+def test_summary_model_dump_round_trips():
+    fixture = ContextSummary.from_messages(
+        [
+            TextMessage.user("go"),
+            TextMessage.assistant(
+                "",
+                (_call("c1", "think", '{"thought":"x"}'), _call("c2", "Bash", '{"command":"ls"}')),
+            ),
+            ToolResult.of("c2", "<returncode>1</returncode>"),
+        ]
+    )
+    actual = ContextSummary.model_validate(fixture.model_dump(mode="json"))
+    assert actual == fixture
+
+
+def test_summary_generic_tool_serialises_as_forge_mcp():
+    fixture = ContextSummary(
+        blocks=(
+            SummaryBlock(
+                role=Role.ASSISTANT,
+                contents=(
+                    ToolCallItem(
+                        id="c", tool=GenericTool(name="x", arguments="{}"), is_success=True
+                    ),
+                ),
+            ),
+        )
+    )
+    actual = fixture.to_forge_json()
+    expected = [
+        {
+            "role": "Assistant",
+            "contents": [
+                {"tool_call": {"id": "c", "tool": {"mcp": {"name": "x"}}, "is_success": True}}
+            ],
+        }
+    ]
+    assert actual == expected
+
+
+def test_summary_infers_failure_from_output_text():
+    fixture = [
+        TextMessage.user("fix it"),
+        TextMessage.assistant("", (_call("c1", "bash", '{"command":"pytest"}'),)),
+        ToolResult.of("c1", "<returncode>1</returncode>\n<output>\nFAILED\n</output>"),
+        TextMessage.assistant("", (_call("c2", "bash", '{"command":"pytest -x"}'),)),
+        ToolResult.of("c2", "<returncode>0</returncode>\n<output>\nok\n</output>"),
+    ]
+    actual = [item.is_success for item in ContextSummary.from_messages(fixture).tool_calls()]
+    assert actual == [False, True]
+
+
+def test_summary_trusts_only_the_error_flag_without_inference():
+    fixture = [
+        TextMessage.assistant("", (_call("c1", "bash", '{"command":"pytest"}'),)),
+        ToolResult.of("c1", "<returncode>1</returncode>"),
+    ]
+    catalog = ToolCatalog.default().model_copy(update={"failure_inference": "none"})
+    actual = [
+        item.is_success for item in ContextSummary.from_messages(fixture, catalog).tool_calls()
+    ]
+    assert actual == [True]
+
+
+def test_summary_one_patch_call_yields_one_item_per_file():
+    patch = (
+        "*** Begin Patch\n*** Update File: src/a.py\n@@\n-x\n+y\n"
+        "*** Add File: src/b.py\n+z\n*** Delete File: src/c.py\n*** End Patch"
+    )
+    fixture = [
+        TextMessage.assistant("", (_call("p1", "apply_patch", _json({"input": patch})),)),
+        ToolResult.of("p1", "Done!"),
+    ]
+    actual = ContextSummary.from_messages(fixture).blocks
+    expected = (
+        SummaryBlock(
+            role=Role.ASSISTANT,
+            contents=(
+                ToolCallItem(id="p1", tool=FileUpdateTool(path="src/a.py"), is_success=True),
+                ToolCallItem(id="p1", tool=FileUpdateTool(path="src/b.py"), is_success=True),
+                ToolCallItem(id="p1", tool=FileRemoveTool(path="src/c.py"), is_success=True),
+            ),
+        ),
+    )
+    assert actual == expected
+
+
+def test_summary_ignores_image_only_messages_between_same_role_messages():
+    fixture = [
+        TextMessage.assistant("look"),
+        TextMessage.image("data:image/png;base64,AAAA"),
+        TextMessage.assistant("done"),
+    ]
+    actual = ContextSummary.from_messages(fixture).blocks
+    expected = (
+        SummaryBlock(role=Role.ASSISTANT, contents=(TextItem(text="look"), TextItem(text="done"))),
+    )
+    assert actual == expected
+
+
+def test_summary_mcp_like_unknown_tool_stays_mcp_and_others_become_generic():
+    fixture = [
+        TextMessage.assistant(
+            "",
+            (
+                _call("c1", "mcp__github__create_issue", '{"title":"bug"}'),
+                _call("c2", "frobnicate", '{"level":3}'),
+                _call("c3", "read", "not json"),
+            ),
+        )
+    ]
+    actual = [item.tool for item in ContextSummary.from_messages(fixture).tool_calls()]
+    expected = [
+        McpTool(name="mcp__github__create_issue"),
+        GenericTool(name="frobnicate", arguments='{"level":3}'),
+        GenericTool(name="read", arguments="not json"),
+    ]
+    assert actual == expected
+
+
+def test_summary_calls_without_result_are_not_successful():
+    fixture = [TextMessage.assistant("", (_call("c1", "read", '{"file_path":"/a"}'),))]
+    actual = list(ContextSummary.from_messages(fixture).tool_calls())
+    expected = [ToolCallItem(id="c1", tool=FileReadTool(path="/a"), is_success=False)]
+    assert actual == expected
+
+
+def test_summary_tool_calls_iterates_in_order():
+    fixture = ContextSummary.from_messages(
+        [
+            TextMessage.assistant("", (_call("c1", "shell", '{"command":"a"}'),)),
+            TextMessage.user("u"),
+            TextMessage.assistant("", (_call("c2", "shell", '{"command":"b"}'),)),
+        ]
+    )
+    actual = [item.tool for item in fixture.tool_calls()]
+    assert actual == [ShellTool(command="a"), ShellTool(command="b")]
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        pytest.param([{"role": "Robot", "contents": []}], id="unknown-role"),
+        pytest.param([{"role": "User"}], id="no-contents"),
+        pytest.param([{"role": "User", "contents": [{"image": 1}]}], id="unknown-item"),
+        pytest.param(
+            [{"role": "User", "contents": [{"tool_call": {"id": None, "tool": 3}}]}], id="bad-tool"
+        ),
+        pytest.param(
+            [{"role": "User", "contents": [{"tool_call": {"id": None, "tool": {"read": 3}}}]}],
+            id="bad-tool-fields",
+        ),
+    ],
+)
+def test_summary_from_forge_json_rejects_malformed_data(raw):
+    with pytest.raises(ValueError, match=r"forge summary|role"):
+        ContextSummary.from_forge_json(raw)
+
+
+def _json(value: object) -> str:
+    return json.dumps(value)
