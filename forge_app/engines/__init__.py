@@ -1,0 +1,1 @@
+"""Context engines: the deterministic ``frame`` engine, the ``llm`` engine and their tiers."""

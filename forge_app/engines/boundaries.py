@@ -1,0 +1,69 @@
+"""Where the protected head ends and the protected tail begins.
+
+Both boundaries are aligned so that a tool call and its results always fall on
+the same side: the tail never starts with a tool result (it starts at the
+assistant message that made the calls instead).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from forge_domain.messages import ContextMessage, Role, TextMessage, ToolResult
+
+
+def _is_role(message: ContextMessage, role: Role) -> bool:
+    return isinstance(message, TextMessage) and message.role == role
+
+
+def head_end(messages: Sequence[ContextMessage], *, first_exchange: bool) -> int:
+    """The index of the first message after the protected head.
+
+    The head is the leading system messages and, when ``first_exchange`` is
+    true (the first compaction of a conversation), the first user message and
+    the assistant's plain-text answer to it. An answer that calls tools is not
+    part of the head: its results would have to come along.
+    """
+    index = 0
+    while index < len(messages) and _is_role(messages[index], Role.SYSTEM):
+        index += 1
+    if not first_exchange or index >= len(messages) or not _is_role(messages[index], Role.USER):
+        return index
+    index += 1
+    if index < len(messages):
+        answer = messages[index]
+        if (
+            isinstance(answer, TextMessage)
+            and answer.role == Role.ASSISTANT
+            and not answer.tool_calls
+        ):
+            index += 1
+    return index
+
+
+def align_to_call(messages: Sequence[ContextMessage], index: int, lower: int) -> int:
+    """Move ``index`` back over tool results to the assistant message that made the calls."""
+    while lower < index < len(messages) and isinstance(messages[index], ToolResult):
+        index -= 1
+    return index
+
+
+def tail_start(
+    messages: Sequence[ContextMessage], *, lower: int, min_messages: int, token_budget: int
+) -> int:
+    """The index of the first message of the protected tail (``len`` for an empty tail).
+
+    Walking back from the end, messages join the tail while the tail has fewer
+    than ``min_messages`` messages or still fits ``token_budget`` (approximate
+    tokens). The tail never reaches below ``lower`` and never starts with a
+    tool result.
+    """
+    start = len(messages)
+    used = 0
+    while start > lower:
+        cost = messages[start - 1].approx_tokens
+        if len(messages) - start >= min_messages and used + cost > token_budget:
+            break
+        used += cost
+        start -= 1
+    return align_to_call(messages, start, lower)

@@ -1,0 +1,88 @@
+"""Splicing a summary in keeps roles alternating and every tool call answered."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from forge_app.engines.prompt import END_MARKER, SUMMARY_PREFIX, framed, summary_body
+from forge_app.engines.splice import STUB_RESULT, sanitize_tool_pairs, splice_summary
+from forge_domain import Context, Role, TextMessage, ToolResult
+from forge_domain.testing import pattern, pattern_of
+from forge_domain.validation import find_violations
+
+SPLICES = [
+    # (id, letters, span, expected pattern, summary role or "merged")
+    ("after_system_before_assistant", "suaua", (1, 1), "suaua", Role.USER),
+    ("after_user_before_user", "suaua", (2, 2), "suaua", Role.ASSISTANT),
+    ("after_assistant_before_assistant", "suaaa", (3, 3), "suaua", Role.USER),
+    ("after_system_before_user_merges", "suaua", (1, 2), "sua", "merged"),
+    ("after_user_before_assistant_merges", "suauaa", (2, 4), "sua", "merged"),
+    ("at_the_start_before_user_merges", "uaua", (0, 1), "ua", "merged"),
+    ("to_the_end", "suaua", (2, 4), "sua", Role.ASSISTANT),
+]
+
+
+@pytest.mark.parametrize(
+    ("letters", "span", "expected_pattern", "expected_role"),
+    [c[1:] for c in SPLICES],
+    ids=[c[0] for c in SPLICES],
+)
+def test_splice_summary_picks_a_role_that_alternates(
+    letters, span, expected_pattern, expected_role
+):
+    fixture = pattern(letters)
+
+    spliced = Context(splice_summary(list(fixture), span, "## Goal\nship it"))
+    holder = next(m for m in spliced if m.text.startswith(SUMMARY_PREFIX))
+    merged = not holder.text.endswith(END_MARKER)
+    actual = (pattern_of(spliced), "merged" if merged else holder.role)
+
+    assert actual == (expected_pattern, expected_role)
+
+
+def test_splice_summary_merges_ahead_of_the_next_message_with_an_end_marker():
+    fixture = Context(
+        [
+            TextMessage.system("sys"),
+            TextMessage.user("task"),
+            TextMessage.assistant("old"),
+            TextMessage.user("more"),
+            TextMessage.assistant("latest answer"),
+        ]
+    )
+
+    actual = splice_summary(list(fixture), (2, 3), "## Goal\nship it")[2].text
+
+    assert actual == f"{framed('## Goal' + chr(10) + 'ship it')}\n\nlatest answer"
+
+
+def test_summary_body_reads_back_what_framed_wrote():
+    fixture = framed("## Goal\nship it") + "\n\nlatest answer"
+
+    actual = summary_body(fixture)
+
+    assert actual == "## Goal\nship it"
+
+
+def test_sanitize_tool_pairs_stubs_calls_and_drops_orphans():
+    fixture = list(pattern("sutTrua"))
+    fixture.insert(1, ToolResult.of("call_gone", "orphan"))
+
+    actual = sanitize_tool_pairs(fixture)
+
+    assert [(pattern_of(Context(actual)), [m.text for m in actual if m.text == STUB_RESULT])] == [
+        ("sutrTrrua", [STUB_RESULT, STUB_RESULT, STUB_RESULT])
+    ]
+
+
+@given(st.text(alphabet="uatTre", max_size=25), st.data())
+def test_splice_summary_output_is_always_provider_valid(letters, data):
+    fixture = list(pattern("su" + letters))
+    start = data.draw(st.integers(min_value=1, max_value=len(fixture) - 1))
+    end = data.draw(st.integers(min_value=start, max_value=len(fixture) - 1))
+
+    actual = find_violations(Context(splice_summary(fixture, (start, end), "## Goal\nx")))
+
+    assert actual == []
