@@ -193,36 +193,44 @@ class Orchestrator:
     # -- the loop ------------------------------------------------------------------------
 
     async def _loop(self, conversation: Conversation) -> EndReason:
-        hooks = conversation.hooks
-        for turn in range(1, conversation.agent.max_turns + 1):
-            await hooks.dispatch(RequestEvent(conversation=conversation, turn=turn))
-            request, response = await self._call(conversation, turn)
-            conversation.turns += 1
-            if response.usage is not None:
-                conversation.usage = conversation.usage.accumulate(response.usage)
-            conversation.append(response.message)
-            await hooks.dispatch(
-                ResponseEvent(
-                    conversation=conversation, turn=turn, request=request, response=response
-                )
-            )
-            calls = response.message.tool_calls or ()
-            results: list[ToolResult] = []
-            for call in calls:
-                await hooks.dispatch(
-                    ToolCallStartEvent(conversation=conversation, turn=turn, call=call)
-                )
-                result = await self.tools.execute(call)
-                await hooks.dispatch(
-                    ToolCallEndEvent(conversation=conversation, turn=turn, call=call, result=result)
-                )
-                results.append(result)
-            if results:
-                conversation.append(*results)
-            await hooks.dispatch(TurnEndEvent(conversation=conversation, turn=turn))
-            if not calls:
+        for number in range(1, conversation.agent.max_turns + 1):
+            if await self.turn(conversation, number):
                 return "final_answer"
         return "max_turns"
+
+    async def turn(self, conversation: Conversation, number: int) -> bool:
+        """Run one turn (request, response, tool calls); True when the model gave its answer.
+
+        :meth:`run` calls this in a loop between the ``start`` and ``end`` events;
+        drivers such as :mod:`forge_app.replay` call it directly.
+        """
+        hooks = conversation.hooks
+        await hooks.dispatch(RequestEvent(conversation=conversation, turn=number))
+        request, response = await self._call(conversation, number)
+        conversation.turns += 1
+        if response.usage is not None:
+            conversation.usage = conversation.usage.accumulate(response.usage)
+        conversation.append(response.message)
+        await hooks.dispatch(
+            ResponseEvent(
+                conversation=conversation, turn=number, request=request, response=response
+            )
+        )
+        calls = response.message.tool_calls or ()
+        results: list[ToolResult] = []
+        for call in calls:
+            await hooks.dispatch(
+                ToolCallStartEvent(conversation=conversation, turn=number, call=call)
+            )
+            result = await self.tools.execute(call)
+            await hooks.dispatch(
+                ToolCallEndEvent(conversation=conversation, turn=number, call=call, result=result)
+            )
+            results.append(result)
+        if results:
+            conversation.append(*results)
+        await hooks.dispatch(TurnEndEvent(conversation=conversation, turn=number))
+        return not calls
 
     async def _call(
         self, conversation: Conversation, turn: int
