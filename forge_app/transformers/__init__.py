@@ -1,0 +1,28 @@
+"""Transformers of a :class:`~forge_domain.ContextSummary`, and how to compose them."""
+
+from forge_app.transformers.base import Pipe, Transformer, When, pipe, when
+from forge_app.transformers.dedupe_role import DedupeRole
+from forge_app.transformers.drop_role import DropRole
+from forge_app.transformers.keep_last_operation import (
+    KeepLastOperation,
+    keep_last_operations,
+    operation_key,
+)
+from forge_app.transformers.strip_working_dir import StripWorkingDir, strip_dir
+from forge_app.transformers.summary import SummaryTransformer
+
+__all__ = [
+    "DedupeRole",
+    "DropRole",
+    "KeepLastOperation",
+    "Pipe",
+    "StripWorkingDir",
+    "SummaryTransformer",
+    "Transformer",
+    "When",
+    "keep_last_operations",
+    "operation_key",
+    "pipe",
+    "strip_dir",
+    "when",
+]

@@ -1,0 +1,118 @@
+"""KeepLastOperation: per resource, keep the last call, without letting a failure hide a success.
+
+forge's ``TrimContextSummary`` collapses only *adjacent* calls on one resource, treats
+reads, writes and removals of a path as one resource, ignores success, and merges
+todo writes so that earlier diffs are lost (forge-spec §10 step 3, §16 item 10).
+Here, inside each assistant block:
+
+* a call is superseded by a *later* call with the same operation key anywhere in the
+  block (text in between does not matter);
+* the key is the kind plus what a reader of the summary sees: a read and a write of
+  one file are different operations, so an update is never hidden by a later read;
+* when the last call on a key failed, the last *successful* call on that key is kept
+  too, so the summary still shows what worked;
+* ``todo_write`` calls are never merged: each carries its own diff.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+from forge_domain.messages import Role
+from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, ToolCallItem
+from forge_domain.summary_tools import (
+    FetchTool,
+    FileReadTool,
+    FileRemoveTool,
+    FileUpdateTool,
+    FollowupTool,
+    GenericTool,
+    McpTool,
+    PlanTool,
+    SearchTool,
+    SemSearchTool,
+    ShellTool,
+    SkillTool,
+    SummaryTool,
+    TaskTool,
+    TodoReadTool,
+    TodoWriteTool,
+    UndoTool,
+)
+
+
+def operation_key(tool: SummaryTool) -> Hashable | None:
+    """What makes two calls "the same operation"; None for calls that are never merged."""
+    match tool:
+        case FileReadTool() | FileUpdateTool() | FileRemoveTool() | UndoTool():
+            return (tool.kind, tool.path)
+        case ShellTool(command=command):
+            return ("shell", command)
+        case SearchTool(pattern=pattern):
+            return ("search", pattern)
+        case SemSearchTool(queries=queries):
+            return ("sem_search", queries)
+        case FetchTool(url=url):
+            return ("fetch", url)
+        case FollowupTool(question=question):
+            return ("followup", question)
+        case PlanTool(plan_name=plan_name):
+            return ("plan", plan_name)
+        case SkillTool(name=name):
+            return ("skill", name)
+        case TaskTool(agent_id=agent_id):
+            return ("task", agent_id)
+        case McpTool(name=name):
+            return ("mcp", name)
+        case GenericTool(name=name, arguments=arguments):
+            return ("generic", name, arguments)
+        case TodoReadTool():
+            return ("todo_read",)
+        case TodoWriteTool():
+            return None
+
+
+def keep_last_operations(contents: tuple[SummaryItem, ...]) -> tuple[SummaryItem, ...]:
+    """``contents`` with superseded calls removed (see the module docstring)."""
+    last: dict[Hashable, int] = {}
+    last_success: dict[Hashable, int] = {}
+    keys: list[Hashable | None] = []
+    for index, item in enumerate(contents):
+        key = operation_key(item.tool) if isinstance(item, ToolCallItem) else None
+        keys.append(key)
+        if key is not None and isinstance(item, ToolCallItem):
+            last[key] = index
+            if item.is_success:
+                last_success[key] = index
+    kept: list[SummaryItem] = []
+    for index, (item, key) in enumerate(zip(contents, keys, strict=True)):
+        if key is None or index == last[key]:
+            kept.append(item)
+            continue
+        final = contents[last[key]]
+        if (
+            index == last_success.get(key)
+            and isinstance(final, ToolCallItem)
+            and not final.is_success
+        ):
+            kept.append(item)
+    return tuple(kept)
+
+
+@dataclass(frozen=True)
+class KeepLastOperation:
+    """In assistant blocks, keep the last call per operation (plus a success a failure followed)."""
+
+    role: Role = Role.ASSISTANT
+    """The role whose blocks are trimmed (forge trims only assistant blocks)."""
+
+    def __call__(self, summary: ContextSummary, /) -> ContextSummary:
+        """The summary with superseded calls removed from ``role``'s blocks."""
+        blocks = tuple(
+            SummaryBlock(role=block.role, contents=keep_last_operations(block.contents))
+            if block.role == self.role
+            else block
+            for block in summary.blocks
+        )
+        return summary.model_copy(update={"blocks": blocks})

@@ -1,0 +1,54 @@
+"""StripWorkingDir: make file paths relative to the working directory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, ToolCallItem
+from forge_domain.summary_tools import FileReadTool, FileRemoveTool, FileUpdateTool, UndoTool
+
+
+def strip_dir(path: str, cwd: str) -> str:
+    """``path`` relative to ``cwd`` when ``cwd`` is a component-wise prefix; else ``path``.
+
+    ``/p/project2/x`` is not under ``/p/project``; a trailing slash on ``cwd`` is
+    ignored; ``path == cwd`` gives ``""``; relative paths and backslash (Windows)
+    paths are left alone, as on Unix.
+    """
+    base = PurePosixPath(cwd).parts
+    parts = PurePosixPath(path).parts
+    if not base or parts[: len(base)] != base:
+        return path
+    rest = parts[len(base) :]
+    return str(PurePosixPath(*rest)) if rest else ""
+
+
+@dataclass(frozen=True)
+class StripWorkingDir:
+    """Rewrite the paths of file reads, updates, removals and undos, in blocks of every role.
+
+    Shell commands, search patterns and other tools are left unchanged.
+    """
+
+    cwd: str
+    """The working directory to strip."""
+
+    def __call__(self, summary: ContextSummary, /) -> ContextSummary:
+        """The summary with paths under ``cwd`` made relative."""
+        blocks = tuple(
+            SummaryBlock(
+                role=block.role, contents=tuple(self._item(item) for item in block.contents)
+            )
+            for block in summary.blocks
+        )
+        return summary.model_copy(update={"blocks": blocks})
+
+    def _item(self, item: SummaryItem) -> SummaryItem:
+        if not isinstance(item, ToolCallItem):
+            return item
+        tool = item.tool
+        if not isinstance(tool, FileReadTool | FileUpdateTool | FileRemoveTool | UndoTool):
+            return item
+        stripped = tool.model_copy(update={"path": strip_dir(tool.path, self.cwd)})
+        return item.model_copy(update={"tool": stripped})
