@@ -26,6 +26,38 @@ _ASK_CHARS = 500
 _COMMAND_CHARS = 200
 _ASK_WORDS = 30
 _ASK_WORD_SHARE = 0.6
+_FILLER = frozenset(
+    [
+        "also",
+        "please",
+        "could",
+        "would",
+        "should",
+        "that",
+        "this",
+        "then",
+        "than",
+        "with",
+        "from",
+        "into",
+        "have",
+        "make",
+        "sure",
+        "just",
+        "some",
+        "what",
+        "when",
+        "where",
+        "which",
+        "there",
+        "their",
+        "them",
+        "they",
+        "your",
+        "about",
+        "again",
+    ]
+)
 
 
 class Facts(BaseModel):
@@ -111,7 +143,8 @@ def _normal(text: str) -> str:
 def _mentions_ask(summary: str, words: set[str], ask: str) -> bool:
     if _normal(ask) in summary:
         return True
-    wanted = list(dict.fromkeys(word.casefold() for word in _WORD.findall(ask)))[:_ASK_WORDS]
+    words_of_ask = (word.casefold() for word in _WORD.findall(ask))
+    wanted = list(dict.fromkeys(w for w in words_of_ask if w not in _FILLER))[:_ASK_WORDS]
     if not wanted:
         return False
     found = sum(word in words for word in wanted)
