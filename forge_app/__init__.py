@@ -1,3 +1,116 @@
 """forge_app: compactor, transformers, hooks, orchestrator and CLI."""
 
-__all__: list[str] = []
+from forge_app.agents import (
+    AgentFile,
+    DeprecatedAgentSyntax,
+    default_agent,
+    load_agent,
+    load_agents,
+    parse_agent_markdown,
+    parse_agents,
+)
+from forge_app.conversation import Conversation
+from forge_app.dispatch import Hooks, NamedPlugin, discover_plugins
+from forge_app.errors import (
+    AgentNotFound,
+    ContextLengthExceeded,
+    ForgeAppError,
+    HookFailed,
+    InvalidAgentFile,
+    ModelCallFailed,
+    PluginRejected,
+    ProviderUnavailable,
+    ToolFailed,
+)
+from forge_app.events import (
+    CompactionEndEvent,
+    CompactionFailedEvent,
+    CompactionReason,
+    CompactionStartEvent,
+    CompactionSuspendedEvent,
+    ContextOverflowEvent,
+    EndEvent,
+    EndReason,
+    HookEvent,
+    RequestEvent,
+    ResponseEvent,
+    StartEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+    TurnEndEvent,
+)
+from forge_app.hooks import CompactionHandler, LoggingPlugin
+from forge_app.hookspecs import hookimpl, hookspec
+from forge_app.logging import configure_logging
+from forge_app.model import (
+    ChatModel,
+    FunctionModel,
+    ModelRequest,
+    ModelResponse,
+    OpenAIChatModel,
+    request_messages,
+)
+from forge_app.orchestrator import EngineFactory, Orchestrator, RetryPolicy, default_engine
+from forge_app.replay import Replay, ReplayModel, ReplayTools, ReplayTurn, replay
+from forge_app.tools import Tool, ToolExecutor, ToolRegistry
+
+__all__ = [
+    "AgentFile",
+    "AgentNotFound",
+    "ChatModel",
+    "CompactionEndEvent",
+    "CompactionFailedEvent",
+    "CompactionHandler",
+    "CompactionReason",
+    "CompactionStartEvent",
+    "CompactionSuspendedEvent",
+    "ContextLengthExceeded",
+    "ContextOverflowEvent",
+    "Conversation",
+    "DeprecatedAgentSyntax",
+    "EndEvent",
+    "EndReason",
+    "EngineFactory",
+    "ForgeAppError",
+    "FunctionModel",
+    "HookEvent",
+    "HookFailed",
+    "Hooks",
+    "InvalidAgentFile",
+    "LoggingPlugin",
+    "ModelCallFailed",
+    "ModelRequest",
+    "ModelResponse",
+    "NamedPlugin",
+    "OpenAIChatModel",
+    "Orchestrator",
+    "PluginRejected",
+    "ProviderUnavailable",
+    "Replay",
+    "ReplayModel",
+    "ReplayTools",
+    "ReplayTurn",
+    "RequestEvent",
+    "ResponseEvent",
+    "RetryPolicy",
+    "StartEvent",
+    "Tool",
+    "ToolCallEndEvent",
+    "ToolCallStartEvent",
+    "ToolExecutor",
+    "ToolFailed",
+    "ToolRegistry",
+    "TurnEndEvent",
+    "configure_logging",
+    "default_agent",
+    "default_engine",
+    "discover_plugins",
+    "hookimpl",
+    "hookspec",
+    "load_agent",
+    "load_agents",
+    "parse_agent_markdown",
+    "parse_agents",
+    "replay",
+    "request_messages",
+]
