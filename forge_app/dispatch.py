@@ -95,6 +95,11 @@ class Hooks:
             self._pm.register(plugin, name=name)
         except (ValueError, pluggy.PluginValidationError) as exc:
             raise PluginRejected(name, str(exc)) from exc
+        try:
+            self._pm.check_pending()
+        except pluggy.PluginValidationError as exc:
+            self._pm.unregister(plugin)
+            raise PluginRejected(name, str(exc)) from exc
         for caller in self._pm.get_hookcallers(plugin) or ():
             for impl in caller.get_hookimpls():
                 if impl.plugin is plugin and (impl.wrapper or impl.hookwrapper):

@@ -1,0 +1,216 @@
+"""CompactionHandler: threshold, preflight, pending calls, failures, loop guard, overflow."""
+
+from __future__ import annotations
+
+import pytest
+from structlog.testing import capture_logs
+
+from forge_app.conversation import Conversation
+from forge_app.dispatch import Hooks
+from forge_app.errors import ContextLengthExceeded
+from forge_app.events import ContextOverflowEvent, RequestEvent, ResponseEvent
+from forge_app.hooks import CompactionHandler, LoggingPlugin
+from forge_app.hookspecs import hookimpl
+from forge_app.model import ModelRequest, ModelResponse
+from forge_domain import Agent, Compact, Context, TextMessage, Usage
+from forge_domain.testing import pattern, pattern_of
+from forge_domain.validation import find_violations
+from tests.app.tiny_engine import TinyEngine
+
+AGENT = Agent(
+    id="tester",
+    context_length=1000,
+    compact=Compact(retention_window=2, eviction_window=0.5),
+)
+"""Threshold: floor(1000 x 0.7) = 700 tokens."""
+
+
+class Spy:
+    """Records the compaction events it sees."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, object]] = []
+
+    @hookimpl
+    def forge_on_compaction_start(self, reason, token_count, threshold) -> None:
+        self.seen.append(("start", (reason, int(token_count), threshold)))
+
+    @hookimpl
+    def forge_on_compaction_end(self, reason, result) -> None:
+        self.seen.append(("end", (reason, result.compacted_range)))
+
+    @hookimpl
+    def forge_on_compaction_failed(self, reason, error) -> None:
+        self.seen.append(("failed", (reason, str(error))))
+
+    @hookimpl
+    def forge_on_compaction_suspended(self, attempts, threshold) -> None:
+        self.seen.append(("suspended", (attempts, threshold)))
+
+
+def setup(engine: TinyEngine, letters: str, *, logging: bool = False):
+    handler = CompactionHandler(engine, AGENT)
+    spy = Spy()
+    builtins: list[tuple[str, object]] = [("compaction", handler), ("spy", spy)]
+    if logging:
+        builtins.insert(0, ("logging", LoggingPlugin()))
+    hooks = Hooks(builtins=builtins)
+    conversation = Conversation(id="c", agent=AGENT, context=pattern(letters), hooks=hooks)
+    return conversation, handler, spy
+
+
+def respond(conversation: Conversation, total_tokens: int, *, tool_call: bool = False):
+    """Append an assistant message with usage and build its response event."""
+    usage = Usage.reported(prompt_tokens=total_tokens - 10, completion_tokens=10)
+    message = (
+        pattern("ut")[1].model_copy(update={"usage": usage})
+        if tool_call
+        else TextMessage.assistant("answer", usage=usage)
+    )
+    conversation.append(message)
+    response = ModelResponse(message=message)
+    request = ModelRequest(model=None, messages=())
+    return ResponseEvent(conversation=conversation, turn=1, request=request, response=response)
+
+
+@pytest.mark.anyio
+async def test_response_over_threshold_compacts_and_logs():
+    engine = TinyEngine(AGENT)
+    conversation, _, spy = setup(engine, "sutrutrutru", logging=True)
+    event = respond(conversation, 800)
+
+    with capture_logs() as logs:
+        await conversation.hooks.dispatch(event)
+
+    names = [entry["event"] for entry in logs]
+    compacted = next(entry for entry in logs if entry["event"] == "context_compacted")
+    actual = (
+        pattern_of(conversation.context),
+        conversation.compactions,
+        spy.seen,
+        names,
+        compacted["original_messages"],
+        compacted["compacted_messages"],
+    )
+    expected = (
+        "suutrutrua",
+        1,
+        [("start", ("threshold", 800, 700)), ("end", ("threshold", (2, 4)))],
+        ["response_received", "compaction_triggered", "context_compacted"],
+        12,
+        10,
+    )
+    assert actual == expected
+
+
+@pytest.mark.anyio
+async def test_response_under_threshold_leaves_the_context_alone():
+    engine = TinyEngine(AGENT)
+    conversation, _, spy = setup(engine, "sutrutrutru")
+    event = respond(conversation, 699)
+    before = conversation.context
+
+    await conversation.hooks.dispatch(event)
+
+    assert (conversation.context is before, spy.seen, engine.calls) == (True, [], [])
+
+
+@pytest.mark.anyio
+async def test_pending_tool_call_stays_out_of_the_compaction():
+    engine = TinyEngine(AGENT.model_copy(update={"compact": Compact(retention_window=0)}))
+    conversation, _, _ = setup(engine, "sutrutrutru")
+    event = respond(conversation, 800, tool_call=True)
+    pending = conversation.context[-1]
+
+    await conversation.hooks.dispatch(event)
+
+    context = conversation.context
+    actual = (context[-1] is pending, context.token_count().is_actual())
+    assert actual == (True, False)
+
+
+@pytest.mark.anyio
+async def test_request_preflight_compacts_a_context_already_over_the_threshold():
+    engine = TinyEngine(AGENT)
+    big = "x" * 4000
+    conversation, _, spy = setup(engine, "sutrutr")
+    conversation.append(TextMessage.user(big))
+
+    await conversation.hooks.dispatch(RequestEvent(conversation=conversation, turn=1))
+
+    assert (spy.seen[0][1][0], conversation.compactions, engine.calls) == (
+        "preflight",
+        1,
+        [False],
+    )
+
+
+@pytest.mark.anyio
+async def test_failed_compaction_fires_event_and_keeps_the_context():
+    engine = TinyEngine(AGENT, failing=True)
+    conversation, _, spy = setup(engine, "sutrutrutru")
+    event = respond(conversation, 800)
+    before = conversation.context
+
+    await conversation.hooks.dispatch(event)
+
+    assert (conversation.context is before, spy.seen[-1]) == (
+        True,
+        ("failed", ("threshold", "compaction failed during summary: tiny engine told to fail")),
+    )
+
+
+@pytest.mark.anyio
+async def test_loop_guard_suspends_after_two_ineffective_compactions_then_resumes():
+    engine = TinyEngine(AGENT, noop=True)
+    conversation, handler, spy = setup(engine, "sutrutrutru")
+
+    for _ in range(3):
+        await conversation.hooks.dispatch(respond(conversation, 900))
+    suspended_after_three = (handler.suspended, len(engine.calls))
+    await conversation.hooks.dispatch(respond(conversation, 100))
+
+    kinds = [kind for kind, _ in spy.seen]
+    actual = (suspended_after_three, handler.suspended, kinds, spy.seen[-1])
+    expected = (
+        (True, 2),
+        False,
+        ["start", "end", "start", "end", "suspended"],
+        ("suspended", (2, 700)),
+    )
+    assert actual == expected
+
+
+@pytest.mark.anyio
+async def test_context_overflow_forces_a_compaction_even_when_suspended():
+    engine = TinyEngine(AGENT)
+    conversation, handler, spy = setup(engine, "sutrutrutru")
+    handler.suspended = True
+    error = ContextLengthExceeded("m", "too long", 400)
+
+    await conversation.hooks.dispatch(
+        ContextOverflowEvent(conversation=conversation, turn=1, error=error)
+    )
+
+    actual = (engine.calls, spy.seen[-1], find_violations(conversation.context))
+    assert actual == ([True], ("end", ("context_length_exceeded", (2, 7))), [])
+
+
+def test_handler_threshold_uses_the_model_window_over_the_agent_one():
+    handler = CompactionHandler(TinyEngine(AGENT), AGENT, context_length=200_000)
+
+    assert handler.threshold == 140_000
+
+
+def test_handler_tells_the_engine_about_the_model_window():
+    engine = TinyEngine(AGENT)
+    CompactionHandler(engine, AGENT, context_length=10_000)
+
+    assert engine.threshold == 7_000
+
+
+def test_context_is_never_mutated_in_place():
+    context = Context(pattern("su"))
+    appended = context.append(TextMessage.assistant("a"))
+
+    assert (len(context), len(appended)) == (2, 3)
