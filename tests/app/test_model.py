@@ -1,0 +1,148 @@
+"""ChatModel adapters: request building, OpenAIChatModel over real HTTP, error mapping."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from forge_app.errors import ContextLengthExceeded, ModelCallFailed, ProviderUnavailable
+from forge_app.model import FunctionModel, ModelRequest, ModelResponse, OpenAIChatModel
+from forge_domain import Agent, Context, TextMessage, ToolCall, ToolResult, Usage
+from tests.app.fake_openai_server import FakeOpenAIServer, Reply
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as running:
+        yield running
+
+
+def test_request_messages_drop_our_non_standard_keys():
+    usage = Usage.reported(prompt_tokens=5, completion_tokens=2)
+    context = Context(
+        [
+            TextMessage.user("see attachment", droppable=True),
+            TextMessage.assistant("", (ToolCall(id="c1", name="read"),), usage=usage),
+            ToolResult.failed("c1", "no such file", name="read"),
+        ]
+    )
+
+    actual = ModelRequest.of(context, model="m").messages
+
+    expected = (
+        {"role": "user", "content": "see attachment"},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "no such file", "name": "read"},
+    )
+    assert actual == expected
+
+
+@pytest.mark.anyio
+async def test_openai_model_reads_text_tool_calls_and_usage(server):
+    server.script(
+        Reply.calls(("call_1", "read", '{"path": "a.py"}'), prompt_tokens=40, completion_tokens=5)
+    )
+    model = OpenAIChatModel(server.client(), "gpt-test")
+    request = ModelRequest.of(Context([TextMessage.user("read a.py")]), model=None)
+
+    actual = await model.complete(request)
+
+    expected = ModelResponse(
+        message=TextMessage.assistant(
+            None,
+            (ToolCall(id="call_1", name="read", arguments='{"path": "a.py"}'),),
+            usage=Usage.reported(prompt_tokens=40, completion_tokens=5),
+        ),
+        finish_reason="tool_calls",
+    )
+    assert (actual, server.requests[0]["model"]) == (expected, "gpt-test")
+
+
+@pytest.mark.anyio
+async def test_openai_model_sends_tools_and_provider_valid_messages(server):
+    server.script(Reply.text("ok"))
+    model = OpenAIChatModel(server.client(), "gpt-test")
+    schema = {"type": "function", "function": {"name": "read", "parameters": {"type": "object"}}}
+    context = Context([TextMessage.user("hi", droppable=True)])
+
+    await model.complete(ModelRequest.of(context, model=None, tools=[schema]))
+
+    body = server.requests[0]
+    assert (body["messages"], body["tools"]) == ([{"role": "user", "content": "hi"}], [schema])
+
+
+@pytest.mark.parametrize(
+    ("reply", "error", "status"),
+    [
+        (Reply.error(429, "slow down"), ProviderUnavailable, 429),
+        (Reply.error(500, "oops"), ProviderUnavailable, 500),
+        (Reply.error(503, "overloaded"), ProviderUnavailable, 503),
+        (Reply.context_length_exceeded(), ContextLengthExceeded, 400),
+        (Reply.error(413, "request too large"), ContextLengthExceeded, 413),
+        (Reply.error(400, "bad role"), ModelCallFailed, 400),
+        (Reply.error(401, "bad key"), ModelCallFailed, 401),
+    ],
+    ids=["429", "500", "503", "context-length", "413", "400", "401"],
+)
+@pytest.mark.anyio
+async def test_openai_model_maps_http_errors(server, reply, error, status):
+    server.script(reply)
+    model = OpenAIChatModel(server.client(), "gpt-test")
+
+    with pytest.raises(ModelCallFailed) as raised:
+        await model.complete(ModelRequest.of(Context([TextMessage.user("x")]), model=None))
+
+    assert (type(raised.value), raised.value.status) == (error, status)
+
+
+@pytest.mark.anyio
+async def test_openai_model_timeout_is_transient(server):
+    server.script(Reply(content="late", delay=1.0))
+    model = OpenAIChatModel(server.client(timeout=0.2), "gpt-test")
+
+    with pytest.raises(ProviderUnavailable):
+        await model.complete(ModelRequest.of(Context([TextMessage.user("x")]), model=None))
+
+
+@pytest.mark.anyio
+async def test_openai_model_without_a_model_id_fails_before_calling(server):
+    model = OpenAIChatModel(server.client(), None)
+
+    with pytest.raises(ModelCallFailed):
+        await model.complete(ModelRequest.of(Context([TextMessage.user("x")]), model=None))
+
+    assert server.requests == []
+
+
+@pytest.mark.anyio
+async def test_openai_model_for_agent_reads_url_key_and_model_from_the_environment(server):
+    server.script(Reply.text("ok"))
+    agent = Agent(id="a", api_key_env="MY_KEY")
+    environ = {"OPENAI_BASE_URL": server.base_url, "MY_KEY": "sk-x", "OPENAI_MODEL": "env-model"}
+    model = OpenAIChatModel.for_agent(agent, environ=environ)
+
+    response = await model.complete(ModelRequest.of(Context([TextMessage.user("x")]), model=None))
+
+    actual = (response.message.text, server.requests[0]["model"], model.client.api_key)
+    assert actual == ("ok", "env-model", "sk-x")
+
+
+@pytest.mark.anyio
+async def test_function_model_accepts_sync_and_async_handlers():
+    def sync(request: ModelRequest) -> ModelResponse:
+        return ModelResponse(message=TextMessage.assistant("sync"))
+
+    async def asynchronous(request: ModelRequest) -> ModelResponse:
+        return ModelResponse(message=TextMessage.assistant("async"))
+
+    request = ModelRequest(model=None, messages=())
+    answers = [await FunctionModel(h).complete(request) for h in (sync, asynchronous)]
+
+    assert [a.message.text for a in answers] == ["sync", "async"]
