@@ -39,6 +39,7 @@ from forge_app.events import (
     ToolCallStartEvent,
     TurnEndEvent,
 )
+from forge_app.frame import SUMMARY_MARKER, SummaryFrame, is_summary_text
 from forge_app.hooks import CompactionHandler, LoggingPlugin
 from forge_app.hookspecs import hookimpl, hookspec
 from forge_app.logging import configure_logging
@@ -53,8 +54,19 @@ from forge_app.model import (
 from forge_app.orchestrator import EngineFactory, Orchestrator, RetryPolicy, default_engine
 from forge_app.replay import Replay, ReplayModel, ReplayTools, ReplayTurn, replay
 from forge_app.tools import Tool, ToolExecutor, ToolRegistry
+from forge_app.transformers import (
+    DedupeRole,
+    DropRole,
+    KeepLastOperation,
+    StripWorkingDir,
+    SummaryTransformer,
+    Transformer,
+    pipe,
+    when,
+)
 
 __all__ = [
+    "SUMMARY_MARKER",
     "AgentFile",
     "AgentNotFound",
     "ChatModel",
@@ -67,7 +79,9 @@ __all__ = [
     "ContextLengthExceeded",
     "ContextOverflowEvent",
     "Conversation",
+    "DedupeRole",
     "DeprecatedAgentSyntax",
+    "DropRole",
     "EndEvent",
     "EndReason",
     "EngineFactory",
@@ -77,6 +91,7 @@ __all__ = [
     "HookFailed",
     "Hooks",
     "InvalidAgentFile",
+    "KeepLastOperation",
     "LoggingPlugin",
     "ModelCallFailed",
     "ModelRequest",
@@ -94,12 +109,16 @@ __all__ = [
     "ResponseEvent",
     "RetryPolicy",
     "StartEvent",
+    "StripWorkingDir",
+    "SummaryFrame",
+    "SummaryTransformer",
     "Tool",
     "ToolCallEndEvent",
     "ToolCallStartEvent",
     "ToolExecutor",
     "ToolFailed",
     "ToolRegistry",
+    "Transformer",
     "TurnEndEvent",
     "configure_logging",
     "default_agent",
@@ -107,10 +126,13 @@ __all__ = [
     "discover_plugins",
     "hookimpl",
     "hookspec",
+    "is_summary_text",
     "load_agent",
     "load_agents",
     "parse_agent_markdown",
     "parse_agents",
+    "pipe",
     "replay",
     "request_messages",
+    "when",
 ]
