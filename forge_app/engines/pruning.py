@@ -116,7 +116,7 @@ def _is_prunable(result: ToolResult) -> bool:
     return has_images or len(result.text) > MIN_PRUNED_CHARS
 
 
-def prune_tool_outputs(messages: Sequence[ContextMessage], protect_from: int) -> Pruned:
+def prune_tool_outputs(messages: Context | Sequence[ContextMessage], protect_from: int) -> Pruned:
     """Replace the content of prunable tool results before index ``protect_from``.
 
     A result whose text equals an earlier result's text points to that earlier

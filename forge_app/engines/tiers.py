@@ -1,0 +1,197 @@
+"""Compaction in tiers: prune, then summarise, then fall back — each only when needed.
+
+1. **Prune** (no model): old tool outputs outside the protected tail become
+   one-line placeholders, identical outputs become pointers.
+2. **Summarise**: the wrapped engine (``frame`` or ``llm``) replaces a span.
+3. **Fall back**: the deterministic compactor with the budget as ``max_tokens``
+   and the manual strategy, which shrinks the retained tail and then the
+   summary's texts until the context fits.
+
+The budget is ``compact.max_tokens`` when set, else just under the engine's
+threshold. A tier runs only when the tiers before it left the context over
+budget; when the context was within budget to begin with (another trigger
+fired, or a manual compaction) the summary tier always runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from forge_app.compactor import Compactor
+from forge_app.engines.boundaries import tail_start
+from forge_app.engines.pruning import prune_tool_outputs
+from forge_domain.agent import Agent
+from forge_domain.context import Context
+from forge_domain.engine import ContextEngine
+from forge_domain.json import JsonObject
+from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
+from forge_domain.tool_catalog import ToolCatalog
+from forge_domain.usage import TokenCount, Usage
+
+
+def _map_range(
+    span: tuple[int, int], stage_length: int, original_length: int, earlier_start: int | None
+) -> tuple[int, int]:
+    """A stage's range in original indices: the head is unchanged, the tail counted from the end."""
+    start, end = span
+    shift = original_length - stage_length
+    if earlier_start is None or start <= earlier_start:
+        return start, end + shift
+    return start + shift, end + shift
+
+
+class TieredEngine:
+    """Wraps a summarising engine in the prune tier and the fallback tier."""
+
+    def __init__(
+        self,
+        summary: ContextEngine,
+        agent: Agent,
+        *,
+        context_length: int | None = None,
+        cwd: str | None = None,
+        template_dir: Path | None = None,
+        catalog: ToolCatalog | None = None,
+        tail_ratio: float = 0.2,
+    ) -> None:
+        """Wrap ``summary`` (whose name this engine takes) for ``agent``."""
+        self.summary = summary
+        self.name = summary.name
+        self._agent = agent
+        self._cwd = cwd
+        self._template_dir = template_dir
+        self._catalog = catalog
+        self._tail_ratio = tail_ratio
+        self._set_threshold(context_length)
+
+    @property
+    def threshold(self) -> int:
+        """The token count at which automatic compaction fires."""
+        return self._threshold
+
+    @property
+    def budget(self) -> int:
+        """The most tokens a compacted context may hold."""
+        max_tokens = self._agent.compact.max_tokens
+        return max_tokens if max_tokens is not None else max(self._threshold - 1, 0)
+
+    def _set_threshold(self, context_length: int | None) -> None:
+        self._threshold = self._agent.compaction_threshold(context_length)
+
+    def _fits(self, context: Context) -> bool:
+        return int(context.token_count()) <= self.budget
+
+    # -- delegated ----------------------------------------------------------------------
+
+    def update_model(self, context_length: int | None) -> None:
+        """Recompute thresholds here and in the wrapped engine."""
+        self._set_threshold(context_length)
+        self.summary.update_model(context_length)
+
+    def update_from_response(self, usage: Usage) -> None:
+        """Forwarded to the wrapped engine."""
+        self.summary.update_from_response(usage)
+
+    def should_compress(self, context: Context, token_count: TokenCount) -> bool:
+        """Forwarded to the wrapped engine."""
+        return self.summary.should_compress(context, token_count)
+
+    def should_compress_preflight(self, context: Context) -> bool:
+        """Forwarded to the wrapped engine."""
+        return self.summary.should_compress_preflight(context)
+
+    def on_session_start(self, session_id: str) -> None:
+        """Forwarded to the wrapped engine."""
+        self.summary.on_session_start(session_id)
+
+    def on_session_end(self, session_id: str) -> None:
+        """Forwarded to the wrapped engine."""
+        self.summary.on_session_end(session_id)
+
+    def on_session_reset(self) -> None:
+        """Forwarded to the wrapped engine."""
+        self.summary.on_session_reset()
+
+    def tool_schemas(self) -> tuple[JsonObject, ...]:
+        """Forwarded to the wrapped engine."""
+        return self.summary.tool_schemas()
+
+    async def handle_tool_call(self, name: str, arguments: JsonObject) -> str:
+        """Forwarded to the wrapped engine."""
+        return await self.summary.handle_tool_call(name, arguments)
+
+    # -- the tiers ----------------------------------------------------------------------
+
+    async def compress(
+        self, context: Context, *, focus: str | None = None, force: bool = False
+    ) -> CompactionOutcome:
+        """Prune, summarise and fall back, stopping as soon as the context fits the budget."""
+        was_over = not self._fits(context)
+        protect = tail_start(
+            list(context),
+            lower=0,
+            min_messages=self._agent.compact.retention_window,
+            token_budget=int(self._threshold * self._tail_ratio),
+        )
+        pruned = prune_tool_outputs(context, protect)
+        ranges: list[tuple[int, int]] = []
+        engine = "prune"
+        if pruned.indices:
+            ranges.append((pruned.indices[0], pruned.indices[-1]))
+        current = pruned.context
+        summary_result: CompactionResult | None = None
+        if force or not (pruned.indices and was_over and self._fits(current)):
+            outcome = await self.summary.compress(current, focus=focus, force=force)
+            summary_result = outcome.result
+            if outcome.changed() and outcome.result.compacted_range is not None:
+                ranges.append(outcome.result.compacted_range)
+                engine = outcome.result.engine
+            current = outcome.context
+        if not self._fits(current):
+            current, engine = self._fall_back(context, current, ranges, engine)
+        return self._outcome(context, current, ranges, engine, summary_result)
+
+    def _fall_back(
+        self,
+        original: Context,
+        current: Context,
+        ranges: list[tuple[int, int]],
+        engine: str,
+    ) -> tuple[Context, str]:
+        config = self._agent.compact.model_copy(update={"max_tokens": self.budget})
+        compactor = Compactor(
+            config, cwd=self._cwd, template_dir=self._template_dir, catalog=self._catalog
+        )
+        outcome = compactor.compact(current, compactor.forced_strategy())
+        span = outcome.result.compacted_range
+        if span is None:
+            return current, engine
+        earlier_start = min((start for start, _ in ranges), default=None)
+        ranges.append(_map_range(span, len(current), len(original), earlier_start))
+        return outcome.context, outcome.result.engine
+
+    def _outcome(
+        self,
+        before: Context,
+        after: Context,
+        ranges: list[tuple[int, int]],
+        engine: str,
+        summary_result: CompactionResult | None,
+    ) -> CompactionOutcome:
+        max_tokens = self._agent.compact.max_tokens
+        status: BudgetStatus = "not_set"
+        if max_tokens is not None:
+            status = "met" if int(after.token_count()) <= max_tokens else "exhausted"
+        span = (min(s for s, _ in ranges), max(e for _, e in ranges)) if ranges else None
+        result = CompactionResult(
+            original_tokens=int(before.token_count()),
+            compacted_tokens=int(after.token_count()),
+            original_messages=len(before),
+            compacted_messages=len(after),
+            compacted_range=span,
+            budget_status=status,
+            engine=engine if span is not None else self.name,
+            summary_usage=summary_result.summary_usage if summary_result else None,
+            coverage=summary_result.coverage if summary_result else None,
+        )
+        return CompactionOutcome(context=after if span is not None else before, result=result)

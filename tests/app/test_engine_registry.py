@@ -1,0 +1,143 @@
+"""Engines are chosen by name: built-ins, and third parties through real entry-point metadata."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import pytest
+
+from forge_app.engines.frame import FrameEngine
+from forge_app.engines.llm import LLMEngine
+from forge_app.engines.registry import available_engines, resolve_engine
+from forge_app.engines.tiers import TieredEngine
+from forge_app.errors import EngineUnavailable, UnknownEngine
+from forge_domain import Agent, Compact, ContextEngine
+
+PLUGIN = "forge_test_dag_engine"
+
+PLUGIN_SOURCE = '''
+from forge_domain import CompactionOutcome, CompactionResult
+
+
+class DagEngine:
+    """A third-party engine that records how it was built."""
+
+    name = "dag"
+
+    def __init__(self, agent, *, cwd=None):
+        self.agent = agent
+        self.cwd = cwd
+
+    def update_model(self, context_length):
+        pass
+
+    def update_from_response(self, usage):
+        pass
+
+    def should_compress(self, context, token_count):
+        return False
+
+    def should_compress_preflight(self, context):
+        return False
+
+    async def compress(self, context, *, focus=None, force=False):
+        result = CompactionResult(
+            original_tokens=0, compacted_tokens=0, original_messages=0, compacted_messages=0
+        )
+        return CompactionOutcome(context=context, result=result)
+
+    def on_session_start(self, session_id):
+        pass
+
+    def on_session_end(self, session_id):
+        pass
+
+    def on_session_reset(self):
+        pass
+
+    def tool_schemas(self):
+        return ()
+
+    async def handle_tool_call(self, name, arguments):
+        return "{}"
+
+
+def not_an_engine(agent):
+    return object()
+'''
+
+
+@pytest.fixture
+def installed_plugin(tmp_path, monkeypatch):
+    """A distribution on sys.path declaring two ``forge.engines`` entry points."""
+    (tmp_path / PLUGIN).mkdir()
+    (tmp_path / PLUGIN / "__init__.py").write_text(PLUGIN_SOURCE)
+    dist_info = tmp_path / "forge_test_dag_engine-1.0.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: forge-test-dag-engine\nVersion: 1.0\n"
+    )
+    (dist_info / "entry_points.txt").write_text(
+        textwrap.dedent(
+            f"""\
+            [forge.engines]
+            dag = {PLUGIN}:DagEngine
+            broken = {PLUGIN}:not_an_engine
+            missing = {PLUGIN}:NoSuchEngine
+            frame = {PLUGIN}:DagEngine
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    yield
+    sys.modules.pop(PLUGIN, None)
+
+
+def _agent(engine: str, **fields: object) -> Agent:
+    return Agent(id="a", model="m", compact=Compact(engine=engine), **fields)
+
+
+def test_resolve_engine_loads_a_third_party_engine_with_the_options_it_accepts(installed_plugin):
+    engine = resolve_engine(_agent("dag"), cwd="/repo", client=None, timeout=3.0)
+
+    actual = (type(engine).__name__, engine.name, engine.cwd, isinstance(engine, ContextEngine))
+
+    assert actual == ("DagEngine", "dag", "/repo", True)
+
+
+def test_available_engines_lists_built_ins_and_plugins(installed_plugin):
+    actual = available_engines()
+
+    assert actual == ("broken", "dag", "frame", "llm", "missing")
+
+
+def test_a_plugin_cannot_replace_a_built_in(installed_plugin):
+    engine = resolve_engine(_agent("frame"))
+
+    assert (type(engine), type(engine.summary)) == (TieredEngine, FrameEngine)
+
+
+@pytest.mark.parametrize("name", ["broken", "missing"])
+def test_resolve_engine_rejects_a_plugin_that_builds_no_engine(installed_plugin, name):
+    with pytest.raises(EngineUnavailable) as raised:
+        resolve_engine(_agent(name))
+
+    assert raised.value.engine == name
+
+
+def test_resolve_engine_unknown_name_lists_what_exists():
+    with pytest.raises(UnknownEngine) as raised:
+        resolve_engine(_agent("nope"))
+
+    assert (raised.value.name, "frame" in raised.value.available) == ("nope", True)
+
+
+def test_resolve_engine_builds_the_llm_engine_in_tiers():
+    engine = resolve_engine(_agent("llm"), api_key="k", base_url="http://127.0.0.1:9/v1")
+
+    assert (engine.name, type(engine), type(engine.summary)) == ("llm", TieredEngine, LLMEngine)
+
+
+def test_the_plugin_is_gone_after_the_test():
+    assert "dag" not in available_engines()

@@ -1,0 +1,98 @@
+"""Tiers: prune first, summarise if still over budget, fall back if still over."""
+
+from __future__ import annotations
+
+import pytest
+
+from forge_app.compactor import is_summary_message
+from forge_app.engines.frame import FrameEngine
+from forge_app.engines.pruning import PRUNED_MARKER
+from forge_app.engines.tiers import TieredEngine
+from forge_domain import Context, TextMessage
+from forge_domain.validation import find_violations
+from tests.app.engine_sessions import coding_agent, coding_session
+
+pytestmark = pytest.mark.anyio
+
+
+def _tiered(**compact: object) -> TieredEngine:
+    agent = coding_agent("frame", **compact)
+    return TieredEngine(FrameEngine(agent, cwd="/repo"), agent, cwd="/repo")
+
+
+def _chatty(context: Context) -> Context:
+    """The session with long assistant texts, which pruning cannot shrink."""
+    return Context(
+        [
+            TextMessage.assistant("thinking " * 300, m.tool_calls)
+            if isinstance(m, TextMessage) and m.tool_calls
+            else m
+            for m in context
+        ]
+    )
+
+
+def _users(context: Context) -> list[str]:
+    return [m.text for m in context if m.has_role(TextMessage.user("").role)]
+
+
+async def test_pruning_alone_when_it_brings_the_context_under_budget():
+    fixture = coding_session()
+
+    outcome = await _tiered().compress(fixture)
+    actual = (
+        outcome.result.engine,
+        len(outcome.context),
+        _users(outcome.context) == _users(fixture),
+        sum(m.text.startswith(PRUNED_MARKER) for m in outcome.context),
+        outcome.result.compacted_range,
+        find_violations(outcome.context),
+    )
+
+    assert actual == ("prune", len(fixture), True, 4, (6, 18), [])
+
+
+async def test_the_summary_tier_runs_when_pruning_is_not_enough():
+    fixture = _chatty(coding_session())
+
+    outcome = await _tiered().compress(fixture)
+    actual = (
+        outcome.result.engine,
+        sum(is_summary_message(m) for m in outcome.context),
+        int(outcome.context.token_count()) < 2_800,
+        find_violations(outcome.context),
+    )
+
+    assert actual == ("frame", 1, True, [])
+
+
+async def test_a_forced_compaction_summarises_even_when_pruning_was_enough():
+    outcome = await _tiered().compress(coding_session(), force=True)
+
+    assert (outcome.result.engine, sum(is_summary_message(m) for m in outcome.context)) == (
+        "frame",
+        1,
+    )
+
+
+async def test_the_fallback_meets_a_tight_max_tokens():
+    fixture = _chatty(coding_session())
+
+    outcome = await _tiered(max_tokens=400).compress(fixture)
+    start, end = outcome.result.compacted_range
+    actual = (
+        outcome.result.budget_status,
+        int(outcome.context.token_count()) <= 400,
+        0 <= start <= end < len(fixture),
+        find_violations(outcome.context),
+    )
+
+    assert actual == ("met", True, True, [])
+
+
+async def test_nothing_to_do_returns_the_input():
+    fixture = Context([TextMessage.system("s"), TextMessage.user("hi")])
+
+    outcome = await _tiered().compress(fixture)
+
+    assert (outcome.context is fixture, outcome.changed()) == (True, False)
