@@ -10,9 +10,28 @@ from forge_app.transformers import (
     KeepLastOperation,
     StripWorkingDir,
     SummaryTransformer,
+    operation_key,
     strip_dir,
 )
-from forge_domain import ContextSummary, Role
+from forge_domain import (
+    ContextSummary,
+    FetchTool,
+    FileReadTool,
+    FileUpdateTool,
+    FollowupTool,
+    GenericTool,
+    McpTool,
+    PlanTool,
+    Role,
+    SearchTool,
+    SemanticQuery,
+    SemSearchTool,
+    ShellTool,
+    SkillTool,
+    TaskTool,
+    TodoReadTool,
+    TodoWriteTool,
+)
 from tests.vectors import context_from_forge, load_vectors, vector_id
 
 ROLES = {"System": Role.SYSTEM, "User": Role.USER, "Assistant": Role.ASSISTANT}
@@ -232,3 +251,31 @@ def test_summary_transformer_steps_are_forge_order():
         StripWorkingDir("/p"),
     )
     assert actual == expected
+
+
+OPERATION_KEYS = [
+    (FileReadTool(path="a"), ("file_read", "a")),
+    (FileUpdateTool(path="a"), ("file_update", "a")),
+    (ShellTool(command="ls"), ("shell", "ls")),
+    (SearchTool(pattern="p"), ("search", "p")),
+    (
+        SemSearchTool(queries=(SemanticQuery(query="q", use_case="u"),)),
+        ("sem_search", (SemanticQuery(query="q", use_case="u"),)),
+    ),
+    (FetchTool(url="u"), ("fetch", "u")),
+    (FollowupTool(question="q"), ("followup", "q")),
+    (PlanTool(plan_name="p"), ("plan", "p")),
+    (SkillTool(name="s"), ("skill", "s")),
+    (TaskTool(agent_id="a"), ("task", "a")),
+    (McpTool(name="m"), ("mcp", "m")),
+    (GenericTool(name="g", arguments="x"), ("generic", "g", "x")),
+    (TodoReadTool(), ("todo_read",)),
+    (TodoWriteTool(changes=()), None),
+]
+
+
+@pytest.mark.parametrize(
+    ("tool", "expected"), OPERATION_KEYS, ids=[t.kind for t, _ in OPERATION_KEYS]
+)
+def test_operation_key(tool, expected):
+    assert operation_key(tool) == expected

@@ -193,6 +193,27 @@ CLASSIFY_ROWS = [
     ("terminal", {"command": "npm test"}, None, ShellTool(command="npm test")),
     ("search_files", {"pattern": "*.py", "target": "files"}, None, SearchTool(pattern="*.py")),
     ("todo", {}, None, TodoReadTool()),
+    # known tools whose arguments do not fit
+    ("shell", {"command": 5}, None, GenericTool(name="shell", arguments='{"command":5}')),
+    (
+        "sem_search",
+        {"queries": "q"},
+        None,
+        GenericTool(name="sem_search", arguments='{"queries":"q"}'),
+    ),
+    (
+        "sem_search",
+        {"queries": ["q"]},
+        None,
+        GenericTool(name="sem_search", arguments='{"queries":["q"]}'),
+    ),
+    ("todo_write", {"todos": "x"}, None, GenericTool(name="todo_write", arguments='{"todos":"x"}')),
+    (
+        "todo_write",
+        {"todos": ["x"]},
+        None,
+        GenericTool(name="todo_write", arguments='{"todos":["x"]}'),
+    ),
     # unknown
     ("mcp_github_create_issue", {"title": "t"}, None, McpTool(name="mcp_github_create_issue")),
     ("sage", {"tasks": ["x"]}, None, GenericTool(name="sage", arguments='{"tasks":["x"]}')),
