@@ -35,27 +35,30 @@ def shape(context: Context) -> str:
     )
 
 
-def padded(letters: str, size: int = 400) -> Context:
-    """A pattern whose messages are long enough for a summary to be smaller than them."""
-    messages = []
-    for message in pattern(letters):
-        filler = " " + "x" * size
-        if isinstance(message, ToolResult):
-            messages.append(message.model_copy(update={"content": message.text + filler}))
-        else:
-            messages.append(message.model_copy(update={"content": message.text + filler}))
-    return Context(messages)
+def padded(letters: str, size: int = 2_000) -> Context:
+    """A pattern whose tool results are long, as real tool outputs are.
+
+    Summaries keep assistant and user text and drop tool output, so only spans
+    holding tool output shrink.
+    """
+    return Context(
+        message.model_copy(update={"content": message.text + " " + "x" * size})
+        if isinstance(message, ToolResult)
+        else message
+        for message in pattern(letters)
+    )
 
 
 SPLICE_CASES = [
-    ("suaaaa", 2, "suSaa"),
+    ("sutrtraa", 2, "suSaa"),
     ("sutrua", 0, "suS"),
-    ("sutrtrtra", 2, "suSa"),
+    ("sutrtrtra", 2, "suStra"),
     ("suTrrua", 1, "suSa"),
-    ("sutrutra", 3, "suSutra"),
+    ("sutrutrutra", 3, "suStra"),
     ("su", 0, "su"),
-    ("suaaaa", 6, "suaaaa"),
-    ("suaaaa", 4, "suaaaa"),
+    ("sutrtraa", 8, "sutrtraa"),
+    ("sutrtraa", 6, "sutrtraa"),
+    ("suaaaa", 0, "suaaaa"),
 ]
 
 
@@ -74,7 +77,7 @@ def test_compactor_keeps_tail_identical():
 
 
 def test_compactor_nothing_compactable_returns_input():
-    fixture = padded("sua")
+    fixture = padded("sutra")
     outcome = Compactor(Compact()).compact(fixture, CompactionStrategy.retain(5))
     assert (outcome.context is fixture, outcome.changed(), outcome.result.compacted_range) == (
         True,
@@ -84,7 +87,7 @@ def test_compactor_nothing_compactable_returns_input():
 
 
 def test_compactor_does_not_grow_a_tiny_context():
-    fixture = pattern("suaaaa")
+    fixture = pattern("sutrua")
     outcome = Compactor(Compact()).compact(fixture, CompactionStrategy.retain(0))
     assert outcome.context is fixture
 
@@ -106,9 +109,9 @@ def test_compactor_result_metrics():
 
 def test_compactor_automatic_strategy_is_the_more_conservative():
     compactor = Compactor(Compact(eviction_window=1.0, retention_window=3))
-    fixture = padded("suauauauau")
+    fixture = padded("sutrutrutrau")
     outcome = compactor.compact(fixture)
-    assert shape(outcome.context) == "suSuau"
+    assert shape(outcome.context) == "suStrau"
 
 
 def test_compactor_rejects_invalid_input_untouched():
@@ -130,9 +133,9 @@ def test_compactor_drops_droppables_inside_span_only():
 
 def test_compactor_usage_goes_to_span_usage_not_size():
     usage = Usage.reported(prompt_tokens=50_000, completion_tokens=100)
-    messages = list(padded("suaaua"))
+    messages = list(padded("sutrtrua"))
     messages[2] = messages[2].model_copy(update={"usage": usage})
-    messages[3] = messages[3].model_copy(update={"usage": usage})
+    messages[4] = messages[4].model_copy(update={"usage": usage})
     outcome = Compactor(Compact()).compact(Context(messages), CompactionStrategy.retain(0))
     summary = outcome.context[2]
     assert (
@@ -143,7 +146,7 @@ def test_compactor_usage_goes_to_span_usage_not_size():
 
 
 def test_compactor_carries_reasoning_to_first_assistant_after_summary():
-    messages = list(padded("suauaua"))
+    messages = list(padded("sutrtrua"))
     messages[4] = messages[4].model_copy(update={"reasoning_details": ({"text": "last thought"},)})
     outcome = Compactor(Compact()).compact(Context(messages), CompactionStrategy.retain(2))
     assert outcome.context[-1].reasoning_details == ({"text": "last thought"},)
@@ -213,9 +216,10 @@ def test_compactor_real_sessions_valid_and_smaller(path):
     assert (
         find_violations(after),
         find_violations(after, "anthropic"),
-        after.token_count_approx() < fixture.token_count_approx(),
+        after.token_count_approx() < fixture.token_count_approx() or len(fixture) < 20,
+        outcome.changed() or len(fixture) < 20,
         after[-6:] == fixture[-6:],
-    ) == ([], [], True, True)
+    ) == ([], [], True, True, True)
 
 
 def test_compactor_tool_call_without_result_in_span_never_happens():
