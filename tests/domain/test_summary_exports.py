@@ -1,0 +1,44 @@
+"""Every public class of the summary modules is re-exported by its package."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+
+import pytest
+
+import forge_app
+import forge_app.transformers
+import forge_domain
+
+MODULES = [
+    (forge_domain, "forge_domain.summary"),
+    (forge_domain, "forge_domain.summary_tools"),
+    (forge_domain, "forge_domain.todo"),
+    (forge_domain, "forge_domain.tool_catalog"),
+    (forge_domain, "forge_domain.tool_spec"),
+    (forge_app.transformers, "forge_app.transformers.base"),
+    (forge_app.transformers, "forge_app.transformers.dedupe_role"),
+    (forge_app.transformers, "forge_app.transformers.drop_role"),
+    (forge_app.transformers, "forge_app.transformers.keep_last_operation"),
+    (forge_app.transformers, "forge_app.transformers.strip_working_dir"),
+    (forge_app.transformers, "forge_app.transformers.summary"),
+    (forge_app, "forge_app.frame"),
+]
+
+
+@pytest.mark.parametrize(("package", "module_name"), MODULES, ids=[m for _, m in MODULES])
+def test_public_classes_are_exported(package, module_name):
+    module = importlib.import_module(module_name)
+    classes = {
+        name
+        for name, value in vars(module).items()
+        if inspect.isclass(value) and value.__module__ == module_name and not name.startswith("_")
+    }
+    assert classes - set(package.__all__) == set()
+
+
+@pytest.mark.parametrize("package", [forge_domain, forge_app, forge_app.transformers])
+def test_all_names_resolve(package):
+    missing = [name for name in package.__all__ if not hasattr(package, name)]
+    assert missing == []
