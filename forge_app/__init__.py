@@ -9,10 +9,13 @@ from forge_app.agents import (
     parse_agent_markdown,
     parse_agents,
 )
+from forge_app.compactor import Compactor, is_summary_message
 from forge_app.conversation import Conversation
 from forge_app.dispatch import Hooks, NamedPlugin, discover_plugins
+from forge_app.engines.frame import FrameEngine
 from forge_app.errors import (
     AgentNotFound,
+    CompactionFailed,
     ContextLengthExceeded,
     ForgeAppError,
     HookFailed,
@@ -20,6 +23,7 @@ from forge_app.errors import (
     ModelCallFailed,
     PluginRejected,
     ProviderUnavailable,
+    TemplateNotFound,
     ToolFailed,
 )
 from forge_app.events import (
@@ -71,11 +75,13 @@ __all__ = [
     "AgentNotFound",
     "ChatModel",
     "CompactionEndEvent",
+    "CompactionFailed",
     "CompactionFailedEvent",
     "CompactionHandler",
     "CompactionReason",
     "CompactionStartEvent",
     "CompactionSuspendedEvent",
+    "Compactor",
     "ContextLengthExceeded",
     "ContextOverflowEvent",
     "Conversation",
@@ -86,6 +92,7 @@ __all__ = [
     "EndReason",
     "EngineFactory",
     "ForgeAppError",
+    "FrameEngine",
     "FunctionModel",
     "HookEvent",
     "HookFailed",
@@ -112,6 +119,7 @@ __all__ = [
     "StripWorkingDir",
     "SummaryFrame",
     "SummaryTransformer",
+    "TemplateNotFound",
     "Tool",
     "ToolCallEndEvent",
     "ToolCallStartEvent",
@@ -126,6 +134,7 @@ __all__ = [
     "discover_plugins",
     "hookimpl",
     "hookspec",
+    "is_summary_message",
     "is_summary_text",
     "load_agent",
     "load_agents",
