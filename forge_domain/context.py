@@ -113,7 +113,8 @@ class Context:
         )
 
     def __hash__(self) -> int:
-        return hash(self.messages)
+        # Messages hold JSON dicts and are unhashable; equal contexts share these totals.
+        return hash((self._length, self._totals.approx_tokens, self._totals.user_messages))
 
     def __repr__(self) -> str:
         return f"Context({len(self)} messages, ~{self._totals.approx_tokens} tokens)"
@@ -142,9 +143,9 @@ class Context:
     def replace_range(self, start: int, end: int, replacement: Sequence[ContextMessage]) -> Context:
         """Return a new context with messages ``start..=end`` replaced.
 
-        Usage reported on any message that now sits before the end of the
-        replacement is no longer a trustworthy size anchor, so the new context
-        only trusts usage reported after it.
+        Every provider-reported usage in the result measured a context that no
+        longer exists, so none of it is a size anchor (``usage_floor`` is the new
+        length): the count is approximate until a message with usage is appended.
         """
         if not 0 <= start <= end < self._length:
             raise IndexError(f"range ({start}, {end}) out of bounds for {self._length} messages")

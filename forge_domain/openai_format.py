@@ -2,12 +2,15 @@
 
 Every key this module does not model is kept in the model's ``extra`` and written
 back unchanged, so ``to_openai(from_openai(x)) == x`` for any list a provider
-accepts. Malformed input raises :class:`InvalidMessage` naming the index and field.
+accepts. A modelled key written explicitly with the value that means "absent"
+(``"name": null``, ``"tool_calls": null``, ``"is_error": false`` …) is kept in
+``extra`` too; writing never lets ``extra`` override a modelled field. Malformed
+input raises :class:`InvalidMessage` naming the index and field.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import cast
 
 from forge_domain.errors import InvalidMessage, InvalidTranscript
@@ -44,6 +47,28 @@ _TEXT_KEYS = frozenset(
     }
 )
 _TOOL_KEYS = frozenset({"role", "tool_call_id", "content", "name", "is_error", "usage"})
+_ABSENT: dict[str, JsonValue] = {
+    "tool_calls": None,
+    "reasoning_details": None,
+    "reasoning_content": None,
+    "name": None,
+    "usage": None,
+    "droppable": False,
+    "is_error": False,
+    "type": None,
+    "detail": None,
+}
+"""Values of modelled keys that the models cannot tell from a missing key."""
+
+
+def _unmodelled(raw: Mapping[str, JsonValue], modelled: Collection[str]) -> JsonObject:
+    """Unknown keys, plus modelled keys spelled out with their "absent" value."""
+    return {k: v for k, v in raw.items() if k not in modelled or (k in _ABSENT and v is _ABSENT[k])}
+
+
+def _write_extra(out: JsonObject, extra: JsonObject) -> None:
+    for key, value in extra.items():
+        out.setdefault(key, value)
 
 
 def _type_name(value: object) -> str:
@@ -86,7 +111,7 @@ def _parse_parts(index: int, field: str, parts: list[JsonValue]) -> tuple[Conten
                     kind="image",
                     url=url,
                     detail=detail,
-                    url_extra={k: v for k, v in image.items() if k not in ("url", "detail")},
+                    url_extra=_unmodelled(image, ("url", "detail")),
                     extra={k: v for k, v in part.items() if k not in ("type", "image_url")},
                 )
             )
@@ -155,7 +180,7 @@ def _parse_tool_calls(index: int, raw: JsonValue) -> tuple[ToolCall, ...]:
                 function_extra={
                     k: v for k, v in function.items() if k not in ("name", "arguments")
                 },
-                extra={k: v for k, v in call.items() if k not in ("id", "type", "function")},
+                extra=_unmodelled(call, ("id", "type", "function")),
             )
         )
     return tuple(calls)
@@ -226,12 +251,12 @@ def message_from_openai(index: int, raw: object) -> ContextMessage:
         reasoning_content=_optional_str(index, message, "reasoning_content"),
         name=_optional_str(index, message, "name"),
         droppable=droppable,
-        usage=_parse_usage(index, message["usage"]) if "usage" in message else None,
+        usage=None if message.get("usage") is None else _parse_usage(index, message["usage"]),
         span_usage=None,
         summary_data=None,
         wire_role=role if role == "developer" else None,
         content_absent="content" not in message,
-        extra={k: v for k, v in message.items() if k not in _TEXT_KEYS},
+        extra=_unmodelled(message, _TEXT_KEYS),
     )
 
 
@@ -255,8 +280,8 @@ def _tool_from_openai(index: int, message: JsonObject) -> ToolResult:
         name=_optional_str(index, message, "name"),
         content=content,
         is_error=is_error,
-        usage=_parse_usage(index, message["usage"]) if "usage" in message else None,
-        extra={k: v for k, v in message.items() if k not in _TOOL_KEYS},
+        usage=None if message.get("usage") is None else _parse_usage(index, message["usage"]),
+        extra=_unmodelled(message, _TOOL_KEYS),
     )
 
 
@@ -276,7 +301,7 @@ def _parts_to_openai(parts: tuple[ContentPart, ...]) -> list[JsonValue]:
             image: JsonObject = {"url": part.url}
             if part.detail is not None:
                 image["detail"] = part.detail
-            image.update(part.url_extra)
+            _write_extra(image, part.url_extra)
             out.append({"type": "image_url", "image_url": image, **part.extra})
         else:
             out.append(dict(part.raw))
@@ -310,7 +335,7 @@ def tool_call_to_openai(call: ToolCall) -> JsonObject:
     if call.call_type is not None:
         out["type"] = call.call_type
     out["function"] = {"name": call.name, "arguments": call.arguments, **call.function_extra}
-    out.update(call.extra)
+    _write_extra(out, call.extra)
     return out
 
 
@@ -342,5 +367,5 @@ def message_to_openai(message: ContextMessage) -> JsonObject:
             out["droppable"] = True
     if message.usage is not None:
         out["usage"] = _usage_to_openai(message.usage)
-    out.update(message.extra)
+    _write_extra(out, message.extra)
     return out
