@@ -142,15 +142,48 @@ SWE_AGENT_TOOLS: JsonObject = {
 """
 
 HERMES_TOOLS: JsonObject = {
-    "read_file": {"kind": "file_read", "path_arg": "path", "required": ["path"]},
-    "write_file": {"kind": "file_update", "path_arg": "path", "required": ["path"]},
-    "search_files": {"kind": "search", "pattern_arg": "pattern", "required": ["pattern"]},
+    "read_file": {
+        "kind": "file_read",
+        "path_arg": ["path", "absolute_path", "file_path"],
+        "required": ["path|absolute_path|file_path"],
+    },
+    "write_file": {
+        "kind": "file_update",
+        "path_arg": ["path", "file_path"],
+        "required": ["path|file_path"],
+    },
+    "search_files": {
+        "kind": "search",
+        "pattern_arg": ["pattern", "regex"],
+        "required": ["pattern|regex"],
+    },
     "todo": [
         {"kind": "todo_write", "todos_arg": "todos", "required": ["todos"]},
         {"kind": "todo_read"},
     ],
 }
-"""Hermes (``patch`` and ``terminal`` share entries above)."""
+"""Hermes (``patch`` and ``terminal`` share entries above).
+
+``read_file``, ``write_file`` and ``search_files`` also accept the argument names of
+Gemini CLI (``absolute_path``, ``file_path``) and Cline (``regex``).
+"""
+
+OTHER_AGENT_TOOLS: JsonObject = {
+    "exec_command": {
+        "kind": "shell",
+        "command_arg": ["cmd", "command"],
+        "required": ["cmd|command"],
+    },
+    "shell_command": {"kind": "shell", "command_arg": "command", "required": ["command"]},
+    "run_shell_command": {"kind": "shell", "command_arg": "command", "required": ["command"]},
+    "execute_command": {"kind": "shell", "command_arg": "command", "required": ["command"]},
+    "replace": {"kind": "file_update", "path_arg": "file_path", "required": ["file_path"]},
+    "write_to_file": {"kind": "file_update", "path_arg": "path", "required": ["path"]},
+    "replace_in_file": {"kind": "file_update", "path_arg": "path", "required": ["path"]},
+    "search_file_content": {"kind": "search", "pattern_arg": "pattern", "required": ["pattern"]},
+    "google_web_search": {"kind": "search", "pattern_arg": "query", "required": ["query"]},
+}
+"""Newer Codex shells (``exec_command``, ``shell_command``), Gemini CLI and Cline."""
 
 DEFAULT_TOOLS: JsonObject = {
     **FORGE_TOOLS,
@@ -159,5 +192,6 @@ DEFAULT_TOOLS: JsonObject = {
     **OPENHANDS_TOOLS,
     **SWE_AGENT_TOOLS,
     **HERMES_TOOLS,
+    **OTHER_AGENT_TOOLS,
 }
 """Every built-in entry."""

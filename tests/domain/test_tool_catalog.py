@@ -193,6 +193,14 @@ CLASSIFY_ROWS = [
     ("terminal", {"command": "npm test"}, None, ShellTool(command="npm test")),
     ("search_files", {"pattern": "*.py", "target": "files"}, None, SearchTool(pattern="*.py")),
     ("todo", {}, None, TodoReadTool()),
+    # newer Codex, Gemini CLI, Cline
+    ("exec_command", {"cmd": "ls"}, None, ShellTool(command="ls")),
+    ("run_shell_command", {"command": "ls"}, None, ShellTool(command="ls")),
+    ("read_file", {"absolute_path": "/a"}, None, FileReadTool(path="/a")),
+    ("write_file", {"file_path": "/a", "content": ""}, None, FileUpdateTool(path="/a")),
+    ("replace", {"file_path": "/a", "old_string": "x"}, None, FileUpdateTool(path="/a")),
+    ("write_to_file", {"path": "a", "content": ""}, None, FileUpdateTool(path="a")),
+    ("search_files", {"path": ".", "regex": "TODO"}, None, SearchTool(pattern="TODO")),
     # known tools whose arguments do not fit
     ("shell", {"command": 5}, None, GenericTool(name="shell", arguments='{"command":5}')),
     (
