@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from forge_domain import (
     ContextSummary,
@@ -23,6 +26,7 @@ from forge_domain import (
     ToolCatalog,
     ToolResult,
 )
+from forge_domain.testing import PATTERN_LETTERS, pattern_messages
 from tests.vectors import context_from_forge, vector_params
 
 
@@ -206,3 +210,19 @@ def test_summary_from_forge_json_rejects_malformed_data(raw):
 
 def _json(value: object) -> str:
     return json.dumps(value)
+
+
+@given(st.text(alphabet=PATTERN_LETTERS, max_size=30))
+def test_summary_blocks_alternate_roles_and_keep_every_call(letters):
+    messages = pattern_messages(letters)
+    summary = ContextSummary.from_messages(messages)
+    roles = [block.role for block in summary.blocks]
+    calls = sum(
+        len(m.tool_calls or ())
+        for m in messages
+        if isinstance(m, TextMessage) and m.role != Role.SYSTEM
+    )
+    assert all(block.contents for block in summary.blocks)
+    assert Role.SYSTEM not in roles
+    assert all(a != b for a, b in itertools.pairwise(roles))
+    assert len(list(summary.tool_calls())) == calls
