@@ -315,3 +315,8 @@ def test_frame_custom_template_with_unknown_name_fails_loudly(tmp_path):
     (tmp_path / TEMPLATE_NAME).write_text("{{ nothing_here }}", encoding="utf-8")
     with pytest.raises(jinja2.UndefinedError):
         SummaryFrame(tmp_path).render(ContextSummary())
+
+
+def test_frame_renders_the_working_dir_itself_as_dot():
+    actual = FRAME.render(_summary((Role.ASSISTANT, (_call(FileReadTool(path="")),))))
+    assert "**Read:** `.`\n" in actual
