@@ -168,20 +168,29 @@ class Replay:
         """Replay every recorded turn, yielding the state after each."""
         conversation = self.conversation
         hooks = conversation.hooks
-        recorded = Context(self.transcript[: self._start])
+        transcript = self.transcript
+        recorded = Context(transcript[: self._start])
         pending: list[ContextMessage] = []
         number = 0
+        end = self._start
         await hooks.dispatch(StartEvent(conversation=conversation))
-        for message in self.transcript[self._start :]:
-            recorded = recorded.append(message)
+        for index in range(self._start, len(transcript)):
+            message = transcript[index]
             if isinstance(message, ToolResult):
+                if index >= end:
+                    recorded = recorded.append(message)
                 continue
             if not _is_response(message):
                 pending.append(message)
+                recorded = recorded.append(message)
                 continue
             if pending:
                 conversation.append(*pending)
                 pending.clear()
+            end = index + 1
+            while end < len(transcript) and isinstance(transcript[end], ToolResult):
+                end += 1
+            recorded = recorded.append(*transcript[index:end])
             number += 1
             await self.orchestrator.turn(conversation, number)
             context = conversation.context
