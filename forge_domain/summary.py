@@ -22,9 +22,61 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from forge_domain.json import JsonObject, JsonValue
 from forge_domain.messages import ContextMessage, Role, TextMessage, TextPart, ToolResult
-from forge_domain.summary_tools import SummaryTool, tool_from_forge, tool_to_forge
+from forge_domain.summary_tools import (
+    FetchTool,
+    FileReadTool,
+    FileRemoveTool,
+    FileTool,
+    FileUpdateTool,
+    FollowupTool,
+    GenericTool,
+    McpTool,
+    PlanTool,
+    SearchTool,
+    SemanticQuery,
+    SemSearchTool,
+    ShellTool,
+    SkillTool,
+    SummaryTool,
+    TaskTool,
+    TodoReadTool,
+    TodoWriteTool,
+    ToolKind,
+    UndoTool,
+    tool_from_forge,
+    tool_to_forge,
+)
 from forge_domain.todo import Todo, apply_todos
 from forge_domain.tool_catalog import ToolCatalog
+
+__all__ = [
+    "ContextSummary",
+    "FetchTool",
+    "FileReadTool",
+    "FileRemoveTool",
+    "FileTool",
+    "FileUpdateTool",
+    "FollowupTool",
+    "GenericTool",
+    "McpTool",
+    "PlanTool",
+    "SearchTool",
+    "SemSearchTool",
+    "SemanticQuery",
+    "ShellTool",
+    "SkillTool",
+    "SummaryBlock",
+    "SummaryItem",
+    "SummaryTool",
+    "TaskTool",
+    "TextItem",
+    "TodoReadTool",
+    "TodoWriteTool",
+    "ToolCallItem",
+    "ToolKind",
+    "UndoTool",
+]
+"""The tool kinds are defined in :mod:`forge_domain.summary_tools` and re-exported here."""
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 _ROLES_BY_TITLE = {role.title: role for role in Role}
