@@ -32,6 +32,7 @@ from forge_domain.messages import (
     ToolResult,
     content_text,
 )
+from forge_domain.openai_format import message_from_openai, message_to_openai
 from forge_domain.percentage import format_float, validate_percentage
 from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
 from forge_domain.strategy import (
@@ -150,6 +151,8 @@ __all__ = [
     "find_sequence_preserving_last_n",
     "format_float",
     "is_mcp_name",
+    "message_from_openai",
+    "message_to_openai",
     "output_reports_failure",
     "validate_percentage",
 ]

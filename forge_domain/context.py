@@ -15,7 +15,7 @@ from itertools import islice
 from typing import overload
 
 from forge_domain.json import JsonObject
-from forge_domain.messages import ContextMessage, Role, TextMessage
+from forge_domain.messages import ContextMessage, Role
 from forge_domain.openai_format import message_to_openai, messages_from_openai
 from forge_domain.usage import TokenCount
 
@@ -202,8 +202,3 @@ class Context:
     def to_openai(self) -> list[JsonObject]:
         """Write the context as an OpenAI chat-completions message list."""
         return [message_to_openai(message) for message in self]
-
-
-def is_text(message: ContextMessage) -> bool:
-    """Return True for text messages (as opposed to tool results)."""
-    return isinstance(message, TextMessage)

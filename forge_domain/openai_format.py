@@ -28,6 +28,8 @@ from forge_domain.messages import (
 )
 from forge_domain.usage import TokenCount, Usage
 
+__all__ = ["message_from_openai", "message_to_openai"]
+
 _ROLES = {
     "system": Role.SYSTEM,
     "developer": Role.SYSTEM,
