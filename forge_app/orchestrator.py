@@ -64,10 +64,10 @@ _log = structlog.get_logger("forge_app")
 
 
 def default_engine(agent: Agent) -> ContextEngine:
-    """The deterministic ``frame`` engine for ``agent``."""
-    from forge_app.engines.frame import FrameEngine
+    """The engine ``agent.compact.engine`` names (``frame`` unless configured)."""
+    from forge_app.engines.registry import resolve_engine
 
-    return FrameEngine(agent)
+    return resolve_engine(agent)
 
 
 class RetryPolicy(BaseModel):

@@ -122,7 +122,7 @@ async def test_tool_session_compacts_at_the_threshold_and_sends_the_compacted_co
         conversation.compactions >= 1,
         all(count >= THRESHOLD for count in spy.starts),
         next_request[: len(compacted)] == compacted,
-        len(next_request) < len(server.requests[sent_after - 1]["messages"]),
+        len(json.dumps(next_request)) < len(json.dumps(server.requests[sent_after - 1])),
     )
     assert actual == ("Done with ", True, True, True, True)
     assert_provider_valid(server.requests)
