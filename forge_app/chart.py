@@ -23,6 +23,7 @@ LINE = "#2563eb"
 MARK = "#dc2626"
 GRID = "#e5e7eb"
 INK = "#111827"
+BASELINE = "#9ca3af"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,12 +57,19 @@ def _label(tokens: float) -> str:
 
 
 def timeline_svg(
-    samples: Sequence[Sample], *, threshold: int | None = None, title: str = "context size"
+    samples: Sequence[Sample],
+    *,
+    threshold: int | None = None,
+    title: str = "context size",
+    baseline: Sequence[Sample] = (),
 ) -> str:
-    """Render ``samples`` as a standalone SVG document."""
-    turns = [s.turn for s in samples] or [0]
+    """Render ``samples`` as a standalone SVG document.
+
+    ``baseline`` (drawn in grey) is the size the context would have had without compaction.
+    """
+    turns = [s.turn for s in (*samples, *baseline)] or [0]
     first, last = min(turns), max(turns)
-    top_value = max([s.tokens for s in samples] + [threshold or 0, 1])
+    top_value = max([s.tokens for s in (*samples, *baseline)] + [threshold or 0, 1])
     step = nice_step(top_value * 1.05)
     y_max = step * math.ceil(top_value * 1.05 / step)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
@@ -106,6 +114,12 @@ def timeline_svg(
             f'<text x="{WIDTH - RIGHT}" y="{y(threshold) - 6:.1f}" text-anchor="end" '
             f'fill="{MARK}">threshold {threshold:,}</text>'
         )
+    if baseline:
+        points = " ".join(f"{x(s.turn):.1f},{y(s.tokens):.1f}" for s in baseline)
+        parts.append(
+            f'<polyline points="{points}" fill="none" stroke="{BASELINE}" stroke-width="1.5" '
+            'stroke-dasharray="3 3"><title>without compaction</title></polyline>'
+        )
     if samples:
         points = " ".join(f"{x(s.turn):.1f},{y(s.tokens):.1f}" for s in samples)
         parts.append(f'<polyline points="{points}" fill="none" stroke="{LINE}" stroke-width="2"/>')
@@ -126,13 +140,23 @@ def timeline_svg(
 
 
 def render_chart(
-    path: Path | str, samples: Sequence[Sample], *, threshold: int | None, title: str
+    path: Path | str,
+    samples: Sequence[Sample],
+    *,
+    threshold: int | None,
+    title: str,
+    baseline: Sequence[Sample] = (),
 ) -> str:
     """The chart's file content for ``path`` (only ``.svg``).
 
     Raises:
         ChartFormatUnsupported: the suffix is not ``.svg``.
     """
+    ensure_svg(path)
+    return timeline_svg(samples, threshold=threshold, title=title, baseline=baseline)
+
+
+def ensure_svg(path: Path | str) -> None:
+    """Raise :class:`ChartFormatUnsupported` unless ``path`` ends in ``.svg``."""
     if Path(path).suffix.lower() != ".svg":
         raise ChartFormatUnsupported(path)
-    return timeline_svg(samples, threshold=threshold, title=title)

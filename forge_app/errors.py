@@ -11,6 +11,7 @@
     │   └── NotATranscript        the JSON is not a list of valid OpenAI messages
     ├── OutputNotWritten      an output file could not be written; nothing was left behind
     ├── ChartFormatUnsupported  a chart file name asks for a format we cannot draw
+    ├── EndpointNotConfigured  ``run`` has no provider endpoint or model to call
     ├── HookFailed            a plugin's hook raised; names the plugin and the hook
     ├── PluginRejected        a plugin cannot be registered (hook wrappers, bad hooks)
     ├── ModelCallFailed       the provider refused a request (not worth retrying)
@@ -207,3 +208,12 @@ class ChartFormatUnsupported(ForgeAppError, ValueError):
             f"{path}: only .svg charts are supported (PNG would need an imaging library); "
             "convert the SVG with a tool such as rsvg-convert if you need a PNG"
         )
+
+
+class EndpointNotConfigured(ForgeAppError):
+    """No provider endpoint (or no model) is configured for a live run; ``setting`` names it."""
+
+    def __init__(self, setting: str, problem: str) -> None:
+        self.setting = setting
+        self.problem = problem
+        super().__init__(problem)

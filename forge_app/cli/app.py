@@ -1,0 +1,90 @@
+"""The typer application and the ``forge-compact`` entry point.
+
+Exit status: 0 success; 1 the job ran and found a problem (violations, a failed
+file in a batch, a compaction that could not complete); 2 bad input (missing or
+malformed transcript, invalid messages, invalid agent file, unusable options).
+Errors are one line on standard error; ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+
+from forge_app.cli import batch, compact, demo, replay, run, validate
+from forge_app.cli.console import fail
+from forge_app.errors import CompactionFailed, ForgeAppError, ModelCallFailed
+from forge_app.logging import configure_logging
+from forge_domain import ForgeDomainError
+
+app = typer.Typer(
+    name="forge-compact",
+    help="Keep LLM agent conversations inside their context window: compact OpenAI-format "
+    "transcripts from any agent, offline and provider-valid.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@app.callback()
+def _options(
+    debug: Annotated[  # read from argv by main() before typer runs; declared for --help
+        bool,
+        typer.Option("--debug", help="Show tracebacks instead of one-line errors (any position)."),
+    ] = False,
+    verbose: Annotated[
+        int,
+        typer.Option(
+            "--verbose", "-v", count=True, help="Log events to stderr: -v info, -vv debug."
+        ),
+    ] = 0,
+    log_json: Annotated[
+        bool, typer.Option("--log-json", help="Write log events as JSON lines.")
+    ] = False,
+) -> None:
+    """Compact, replay and validate agent transcripts (OpenAI chat format, any agent)."""
+    level = {0: "warning", 1: "info"}.get(verbose, "debug")
+    configure_logging("json" if log_json else "console", level=level)
+
+
+app.command("compact")(compact.compact_command)
+app.command("replay")(replay.replay_command)
+app.command("validate")(validate.validate_command)
+app.command("batch")(batch.batch_command)
+app.command("run")(run.run_command)
+app.command("demo")(demo.demo_command)
+
+DEBUG_FLAG = "--debug"
+
+
+def _split_debug(args: Sequence[str]) -> tuple[list[str], bool]:
+    """Remove ``--debug`` from anywhere before a ``--`` separator."""
+    if "--" in args:
+        cut = list(args).index("--")
+        head, tail = list(args[:cut]), list(args[cut:])
+    else:
+        head, tail = list(args), []
+    return [a for a in head if a != DEBUG_FLAG] + tail, DEBUG_FLAG in head
+
+
+def _exit_status(error: Exception) -> int:
+    if isinstance(error, CompactionFailed | ModelCallFailed):
+        return 1
+    return 2
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Run the command line (``argv`` defaults to ``sys.argv[1:]``) and exit."""
+    args, debug = _split_debug(sys.argv[1:] if argv is None else argv)
+    try:
+        app(args=args, prog_name="forge-compact")
+    except (ForgeAppError, ForgeDomainError) as exc:
+        if debug:
+            raise
+        fail(str(exc))
+        sys.exit(_exit_status(exc))

@@ -1,0 +1,51 @@
+"""``forge-compact compact``: compact one transcript."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from forge_app.cli.compacting import compact_transcript
+from forge_app.cli.console import err
+from forge_app.cli.options import AgentId, AgentPath, Force, Session, resolve_agent
+from forge_app.cli.report import metrics_table
+from forge_app.transcripts import STDIO, read_transcript, write_text_atomic, write_transcript
+
+
+def compact_command(
+    session: Session,
+    output: Annotated[
+        str,
+        typer.Option(
+            "--output", "-o", help="Where to write the compacted transcript (- = stdout)."
+        ),
+    ] = STDIO,
+    agent: AgentPath = None,
+    agent_id: AgentId = None,
+    force: Force = False,
+    json_metrics: Annotated[
+        Path | None,
+        typer.Option("--json-metrics", help="Also write the metrics as a JSON object here."),
+    ] = None,
+) -> None:
+    """Compact a transcript with an agent's `compact:` settings.
+
+    Writes the compacted transcript to -o (default stdout) and a metrics table to stderr.
+    """
+    chosen = resolve_agent(agent, agent_id)
+    transcript = read_transcript(session)
+    compacted, metrics = compact_transcript(transcript, chosen, source=session, force=force)
+    write_transcript(output, compacted)
+    if output != STDIO:
+        metrics = metrics.model_copy(update={"output": output})
+    if json_metrics is not None:
+        write_text_atomic(json_metrics, metrics.model_dump_json(indent=2) + "\n")
+    err.print(metrics_table(metrics))
+    if metrics.trigger == "none":
+        err.print(
+            f"[yellow]no trigger fired[/yellow]: {metrics.tokens_before:,} tokens is under the "
+            f"threshold of {metrics.token_threshold:,}; the transcript was written unchanged "
+            "(use --force to compact anyway)."
+        )

@@ -1,0 +1,127 @@
+"""One offline compaction of a transcript, and the metrics the CLI reports for it.
+
+The trigger check is the one a live run makes: the agent's safety threshold
+(:meth:`Agent.compaction_threshold`) as ``token_threshold``, compared with the
+context's usage-anchored token count, plus the turn, message and turn-end triggers.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from forge_app.compactor import Compactor
+from forge_app.errors import NotATranscript
+from forge_app.transcripts import Transcript
+from forge_domain import Agent, BudgetStatus, CompactionResult, Context
+from forge_domain.validation import find_violations
+
+Trigger = Literal["threshold", "forced", "none"]
+"""Why a compaction ran: a configured trigger fired, ``--force``, or it did not run."""
+
+
+class CompactionMetrics(BaseModel):
+    """What ``compact`` and ``batch`` report for one transcript (one JSON line each)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input: str
+    """The transcript read."""
+    output: str | None = None
+    """Where the compacted transcript was written (None: standard output or not written)."""
+    agent: str
+    """The id of the agent whose ``compact`` settings were used."""
+    trigger: Trigger
+    """Why compaction ran, or ``none`` when no trigger fired and it was not forced."""
+    token_threshold: int
+    """The token count at which compaction fires for this agent."""
+    tokens_before: int
+    """Token count of the input (provider usage when the transcript carries it, else chars/4)."""
+    tokens_after: int
+    """Token count of the output, counted the same way."""
+    messages_before: int
+    """Messages in the input."""
+    messages_after: int
+    """Messages in the output."""
+    token_reduction_percent: float
+    """Percent of tokens removed."""
+    message_reduction_percent: float
+    """Percent of messages removed."""
+    compacted_range: tuple[int, int] | None
+    """Inclusive indices of the input that were summarised (None: nothing was)."""
+    budget_status: BudgetStatus
+    """Whether ``compact.max_tokens`` was met."""
+    engine: str
+    """The engine that wrote the summary."""
+    seconds: float
+    """Wall time of the compaction."""
+
+
+def _unchanged(context: Context, engine: str) -> CompactionResult:
+    tokens = int(context.token_count())
+    return CompactionResult(
+        original_tokens=tokens,
+        compacted_tokens=tokens,
+        original_messages=len(context),
+        compacted_messages=len(context),
+        engine=engine,
+    )
+
+
+def ensure_provider_valid(transcript: Transcript, source: str | Path) -> None:
+    """Raise :class:`NotATranscript` naming the first invalid message, if any."""
+    violations = find_violations(transcript.context)
+    if violations:
+        first = violations[0]
+        more = f" (and {len(violations) - 1} more; see `forge-compact validate`)"
+        raise NotATranscript(source, f"{first}{more if len(violations) > 1 else ''}", first.index)
+
+
+def compact_transcript(
+    transcript: Transcript, agent: Agent, *, source: str, force: bool
+) -> tuple[Transcript, CompactionMetrics]:
+    """Compact ``transcript`` with ``agent``'s settings when a trigger fires (or ``force``).
+
+    Raises:
+        NotATranscript: the transcript breaks provider rules.
+        CompactionFailed: the compaction could not complete (nothing is written).
+    """
+    ensure_provider_valid(transcript, source)
+    context = transcript.context
+    threshold = agent.compaction_threshold()
+    config = agent.with_compaction_threshold().compact
+
+    compactor = Compactor(agent.compact)
+    started = time.perf_counter()
+    trigger: Trigger
+    if config.should_compact(context, context.token_count()):
+        trigger = "threshold"
+        outcome = compactor.compact(context)
+        compacted, result = outcome.context, outcome.result
+    elif force:
+        trigger = "forced"
+        outcome = compactor.compact(context, compactor.forced_strategy())
+        compacted, result = outcome.context, outcome.result
+    else:
+        trigger = "none"
+        compacted, result = context, _unchanged(context, agent.compact.engine)
+    metrics = CompactionMetrics(
+        input=source,
+        agent=agent.id,
+        trigger=trigger,
+        token_threshold=threshold,
+        tokens_before=result.original_tokens,
+        tokens_after=result.compacted_tokens,
+        messages_before=result.original_messages,
+        messages_after=result.compacted_messages,
+        token_reduction_percent=round(result.token_reduction_percentage(), 2),
+        message_reduction_percent=round(result.message_reduction_percentage(), 2),
+        compacted_range=result.compacted_range,
+        budget_status=result.budget_status,
+        engine=result.engine,
+        seconds=round(time.perf_counter() - started, 4),
+    )
+    return transcript.with_context(compacted), metrics

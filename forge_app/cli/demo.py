@@ -1,0 +1,110 @@
+"""``forge-compact demo``: compact and replay the bundled session with the bundled demo agent."""
+
+from __future__ import annotations
+
+import importlib.resources
+from pathlib import Path
+from typing import Annotated
+
+import anyio
+import typer
+from rich.rule import Rule
+
+from forge_app.agents import parse_agents
+from forge_app.chart import render_chart
+from forge_app.cli.compacting import compact_transcript
+from forge_app.cli.console import err
+from forge_app.cli.replay import (
+    chart_samples,
+    recorded_sizes,
+    replay_summary,
+    replay_turns,
+    timeline_table,
+)
+from forge_app.cli.report import metrics_table
+from forge_app.compactor import is_summary_message
+from forge_app.transcripts import Transcript, parse_transcript, write_text_atomic, write_transcript
+from forge_domain import Agent
+
+DEMO_DIR = "demo"
+SESSION = "session.json"
+AGENT = "agent.yaml"
+PREVIEW_LINES = 14
+
+
+def demo_inputs() -> tuple[Transcript, Agent]:
+    """The bundled session and the demo agent (read from the installed package)."""
+    folder = importlib.resources.files("forge_app").joinpath(DEMO_DIR)
+    session = folder.joinpath(SESSION).read_text(encoding="utf-8")
+    agent = folder.joinpath(AGENT).read_text(encoding="utf-8")
+    return (
+        parse_transcript(session, f"forge_app/{DEMO_DIR}/{SESSION}"),
+        parse_agents(agent, f"forge_app/{DEMO_DIR}/{AGENT}").first,
+    )
+
+
+def _summary_preview(transcript: Transcript) -> str:
+    for message in transcript.context:
+        if is_summary_message(message):
+            lines = message.text.splitlines()
+            more = len(lines) - PREVIEW_LINES
+            shown = "\n".join(lines[:PREVIEW_LINES])
+            return shown + (f"\n… ({more} more lines)" if more > 0 else "")
+    return "(no summary message: nothing was compacted)"
+
+
+def demo_command(
+    output_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--output-dir",
+            "-o",
+            help="Also write compacted.json, replayed.json and timeline.svg into this directory.",
+        ),
+    ] = None,
+) -> None:
+    """Compact and replay a bundled real session (SWE-agent, 28 messages) — offline, no API key."""
+    transcript, agent = demo_inputs()
+    compact = agent.compact
+    err.print(Rule("forge-compact demo", align="left"))
+    err.print(
+        f"A real SWE-agent session ({len(transcript.context)} messages, "
+        f"~{transcript.context.token_count_approx():,} tokens) and the bundled agent "
+        f"[bold]{agent.id}[/bold] (token_threshold {compact.token_threshold:,}, "
+        f"eviction_window {compact.eviction_window}, retention_window {compact.retention_window})."
+    )
+    err.print()
+    err.print(Rule("1. compact: the whole transcript at once", align="left"))
+    compacted, metrics = compact_transcript(
+        transcript, agent, source=f"bundled {SESSION}", force=False
+    )
+    err.print(metrics_table(metrics))
+    err.print("\n[bold]The summary message starts:[/bold]")
+    err.print(_summary_preview(compacted), markup=False, highlight=False)
+    err.print()
+    err.print(Rule("2. replay: turn by turn through hooks and CompactionHandler", align="left"))
+    turns, replayed = anyio.run(replay_turns, transcript, agent)
+    recorded = recorded_sizes(transcript.context)
+    threshold = agent.compaction_threshold()
+    err.print(timeline_table(turns, recorded, threshold, "context size per turn"))
+    err.print(replay_summary(turns, transcript.context))
+    if output_dir is not None:
+        output_dir.mkdir(parents=True, exist_ok=True)
+        write_transcript(output_dir / "compacted.json", compacted)
+        write_transcript(
+            output_dir / "replayed.json", transcript.with_context(replayed.conversation.context)
+        )
+        samples, baseline = chart_samples(turns, recorded)
+        chart = output_dir / "timeline.svg"
+        title = f"demo session · agent {agent.id} · context size per turn"
+        write_text_atomic(
+            chart, render_chart(chart, samples, threshold=threshold, title=title, baseline=baseline)
+        )
+        err.print(f"wrote {output_dir}/compacted.json, replayed.json and timeline.svg")
+    err.print()
+    err.print(
+        "Next: [bold]forge-compact compact YOUR_SESSION.json -o out.json[/bold] "
+        "(add --force to compact below the threshold), "
+        "[bold]forge-compact replay YOUR_SESSION.json --chart timeline.svg[/bold], "
+        "[bold]forge-compact --help[/bold].",
+    )

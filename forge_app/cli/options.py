@@ -1,0 +1,68 @@
+"""Options shared by several commands, and turning them into domain objects."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from forge_app.agents import DeprecatedAgentSyntax, default_agent, load_agent
+from forge_app.errors import InvalidAgentFile
+from forge_domain import Agent
+
+AgentPath = Annotated[
+    Path | None,
+    typer.Option(
+        "--agent",
+        "-a",
+        help="Agent file (YAML, or Markdown with front matter) whose `compact:` settings are "
+        "used. Default: the bundled default agent.",
+        show_default=False,
+    ),
+]
+AgentId = Annotated[
+    str | None,
+    typer.Option(
+        "--agent-id", help="Which agent of a file that defines several (default: the first)."
+    ),
+]
+Force = Annotated[
+    bool,
+    typer.Option("--force", "-f", help="Compact even when no trigger fires (manual /compact)."),
+]
+Session = Annotated[
+    str,
+    typer.Argument(
+        metavar="SESSION",
+        help='OpenAI-format transcript: a JSON list, {"messages": [...]}, or JSONL; - = stdin.',
+        show_default=False,
+    ),
+]
+
+
+def resolve_agent(path: Path | None, agent_id: str | None = None) -> Agent:
+    """The agent named by the options: from ``path`` when given, else the bundled default.
+
+    Deprecation warnings about the file's syntax are printed as one line each.
+
+    Raises:
+        InvalidAgentFile: the file is missing or malformed (path, line, field).
+        AgentNotFound: ``agent_id`` is not defined in the file.
+    """
+    if path is None:
+        return default_agent()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", DeprecatedAgentSyntax)
+        try:
+            agent = load_agent(path, agent_id)
+        except FileNotFoundError as exc:
+            raise InvalidAgentFile(path, None, "", "no such file") from exc
+        except IsADirectoryError as exc:
+            raise InvalidAgentFile(path, None, "", "is a directory, not an agent file") from exc
+        except UnicodeDecodeError as exc:
+            raise InvalidAgentFile(path, None, "", "not UTF-8 text") from exc
+    for warning in caught:
+        typer.echo(f"forge-compact: warning: {warning.message}", err=True)
+    return agent

@@ -1,0 +1,90 @@
+"""``forge-compact run``: the live agent loop against an OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated
+
+import anyio
+import typer
+
+from forge_app.cli.console import err, out
+from forge_app.cli.options import AgentId, resolve_agent
+from forge_app.conversation import Conversation
+from forge_app.dispatch import discover_plugins
+from forge_app.errors import EndpointNotConfigured
+from forge_app.model import OpenAIChatModel
+from forge_app.orchestrator import Orchestrator
+from forge_app.transcripts import Transcript, write_transcript
+from forge_domain import Agent, Role
+
+API_KEY_ENV = "OPENAI_API_KEY"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+MODEL_ENV = "OPENAI_MODEL"
+
+
+def check_endpoint(agent: Agent, environ: Mapping[str, str]) -> None:
+    """Raise :class:`EndpointNotConfigured` unless a provider and a model can be called.
+
+    An endpoint is configured by ``base_url`` in the agent or ``OPENAI_BASE_URL``
+    (a key is optional for local servers), or by an API key alone (OpenAI's own API).
+    """
+    key_env = agent.api_key_env or API_KEY_ENV
+    if not (agent.base_url or environ.get(BASE_URL_ENV) or environ.get(key_env)):
+        raise EndpointNotConfigured(
+            "base_url",
+            f"no endpoint configured: set {BASE_URL_ENV} (and {key_env}) or `base_url:` "
+            "in the agent file",
+        )
+    if not (agent.model or environ.get(MODEL_ENV)):
+        raise EndpointNotConfigured(
+            "model", f"no model configured: set `model:` in the agent file or {MODEL_ENV}"
+        )
+
+
+def final_answer(conversation: Conversation) -> str:
+    """The text of the last assistant message (empty when there is none)."""
+    for message in reversed(conversation.context.messages):
+        if message.has_role(Role.ASSISTANT):
+            return message.text
+    return ""
+
+
+def run_command(
+    agent_file: Annotated[
+        Path,
+        typer.Argument(
+            metavar="AGENT",
+            help="Agent file (YAML, or Markdown with front matter).",
+            show_default=False,
+        ),
+    ],
+    task: Annotated[
+        str, typer.Argument(metavar="TASK", help="The user message.", show_default=False)
+    ],
+    agent_id: AgentId = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write the final (compacted) transcript here."),
+    ] = None,
+) -> None:
+    """Run the agent loop on TASK against an OpenAI-compatible endpoint.
+
+    Endpoint, key and model come from the agent file (`base_url`, `api_key_env`, `model`)
+    or from OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL. The answer goes to stdout.
+    """
+    agent = resolve_agent(agent_file, agent_id)
+    check_endpoint(agent, os.environ)
+    orchestrator = Orchestrator(agent, OpenAIChatModel.for_agent(agent), plugins=discover_plugins())
+    conversation = anyio.run(orchestrator.chat, task)
+    out.print(final_answer(conversation), markup=False, highlight=False)
+    context = conversation.context
+    err.print(
+        f"{conversation.turns} turn(s), {conversation.compactions} compaction(s); final context "
+        f"{context.token_count()} tokens in {len(context)} messages"
+    )
+    if output is not None:
+        write_transcript(output, Transcript(context))
+        err.print(f"transcript: {output}")
