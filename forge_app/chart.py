@@ -17,6 +17,8 @@ from xml.sax.saxutils import escape
 
 from forge_app.errors import ChartFormatUnsupported
 
+__all__ = ["Sample", "ensure_svg", "render_chart", "timeline_svg"]
+
 WIDTH, HEIGHT = 840, 380
 LEFT, RIGHT, TOP, BOTTOM = 72, 24, 48, 48
 LINE = "#2563eb"

@@ -19,6 +19,15 @@ from typing import Literal
 from forge_app.errors import MalformedJson, NotATranscript, OutputNotWritten, TranscriptNotFound
 from forge_domain import Context, InvalidMessage, InvalidTranscript, JsonObject, JsonValue
 
+__all__ = [
+    "Transcript",
+    "layout_for",
+    "parse_transcript",
+    "read_transcript",
+    "write_text_atomic",
+    "write_transcript",
+]
+
 Layout = Literal["list", "object", "jsonl"]
 """How the messages sit in the file."""
 
