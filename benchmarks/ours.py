@@ -73,6 +73,8 @@ class TriggerSamples:
     """``context.token_count()`` + ``compact.should_compact(context, count)``."""
     append: list[float]
     """``context.append(response)``."""
+    context: Context
+    """The session after the last append."""
 
 
 def trigger_samples(
@@ -96,7 +98,7 @@ def trigger_samples(
         t2 = clock()
         append.append((t1 - t0) / 1e9)
         check.append((t2 - t1) / 1e9)
-    return TriggerSamples(check, append)
+    return TriggerSamples(check, append, context)
 
 
 Compact_ = Callable[[Context], CompactionOutcome]

@@ -18,12 +18,13 @@ from benchmarks import hermes as hermes_side
 from benchmarks import ours
 from benchmarks.generator import Message, generate_session, json_size
 from benchmarks.report import Report
-from benchmarks.stats import Stats, fmt_time, peak_memory, time_calls, time_runs
+from benchmarks.stats import Stats, clock, fmt_time, peak_memory, time_calls, time_runs, use_clock
 from forge_domain import Context
 
 SESSIONS_DIR = Path("/work/shared/data/sessions")
 FULL_SIZES = (100, 1_000, 5_000, 10_000, 50_000)
-QUICK_SIZES = (100, 1_000, 5_000, 10_000)
+QUICK_TRIGGER_SIZES = (100, 1_000, 10_000)
+QUICK_COMPACTION_SIZES = (100, 1_000, 5_000)
 
 
 def _cpu_model() -> str:
@@ -40,6 +41,13 @@ def _hermes_compress(
     hermes: hermes_side.Hermes, session: list[Message], compressor: object
 ) -> list[Message]:
     return hermes.compress(compressor, session)
+
+
+def _loadavg() -> str:
+    try:
+        return " ".join(f"{x:.1f}" for x in os.getloadavg())
+    except OSError:
+        return "unknown"
 
 
 def machine(hermes: hermes_side.Hermes | None) -> dict[str, object]:
@@ -60,36 +68,46 @@ def _runs(size: int, quick: bool) -> int:
 
 
 def trigger(report: Report, sizes: tuple[int, ...], quick: bool, seed: int, hermes: object) -> None:
-    """Figure 1: the per-response trigger check as the session grows (and Hermes's estimate)."""
+    """Figure 1: the per-response trigger check as the session grows (and Hermes's estimate).
+
+    Sizes are measured in interleaved rounds so that every size sees the same machine load.
+    """
     config = ours.default_config()
-    extra = 500 if quick else 2_000
+    extra, rounds = (500, 5) if quick else (2_000, 10)
+    sessions = {size: generate_session(size + extra, seed=seed) for size in sizes}
+    contexts = {size: Context.from_openai(sessions[size][:size]) for size in sizes}
+    continuations = {
+        size: ours.with_usage(
+            Context.from_openai(sessions[size][size:]).messages,
+            contexts[size].token_count_approx(),
+        )
+        for size in sizes
+    }
+    checks: dict[int, list[float]] = {size: [] for size in sizes}
+    appends: dict[int, list[float]] = {size: [] for size in sizes}
+    step = extra // rounds
+    for round_ in range(rounds):
+        for size in sizes:
+            part = continuations[size][round_ * step : (round_ + 1) * step]
+            samples = ours.trigger_samples(contexts[size], part, config.compact)
+            contexts[size] = samples.context
+            checks[size] += samples.check
+            appends[size] += samples.append
     rows: dict[int, dict[str, object]] = {}
     for size in sizes:
-        session = generate_session(size + extra, seed=seed)
-        base = Context.from_openai(session[:size])
-        continuation = ours.with_usage(
-            Context.from_openai(session[size:]).messages, base.token_count_approx()
-        )
-        samples = ours.trigger_samples(base, continuation, config.compact)
-        row: dict[str, object] = {
-            "check": Stats.of(samples.check),
-            "append": Stats.of(samples.append),
-        }
+        rows[size] = {"check": Stats.of(checks[size]), "append": Stats.of(appends[size])}
         if isinstance(hermes, hermes_side.Hermes):
-            turns = (
-                max(3, min(50, 200_000 // size)) if not quick else max(3, min(20, 50_000 // size))
-            )
+            session = sessions[size]
+            turns = max(3, min(20 if quick else 50, (50_000 if quick else 200_000) // size))
             messages = list(session[:size])
             compressor = hermes.compressor()
-            clock = time.perf_counter
             taken: list[float] = []
             for message in session[size : size + turns]:
                 messages.append(message)
                 start = clock()
                 hermes.should_compress(compressor, hermes.estimate(messages))
                 taken.append(clock() - start)
-            row["hermes_estimate"] = Stats.of(taken)
-        rows[size] = row
+            rows[size]["hermes_estimate"] = Stats.of(taken)
     report.trigger(rows, config.source)
 
 
@@ -169,24 +187,38 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", help="comma-separated session sizes (default: per mode)")
     parser.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
     parser.add_argument("--no-hermes", action="store_true", help="skip the Hermes side")
+    parser.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="clock for runs of a millisecond or more (default cpu: robust on a shared machine)",
+    )
     parser.add_argument("--out", type=Path, help="JSON results file (default benchmarks/results/)")
     args = parser.parse_args(argv)
-    sizes = (
-        tuple(int(s) for s in args.sizes.split(","))
-        if args.sizes
-        else (QUICK_SIZES if args.quick else FULL_SIZES)
-    )
+    if args.sizes:
+        trigger_sizes = compaction_sizes = tuple(int(s) for s in args.sizes.split(","))
+    elif args.quick:
+        trigger_sizes, compaction_sizes = QUICK_TRIGGER_SIZES, QUICK_COMPACTION_SIZES
+    else:
+        trigger_sizes = compaction_sizes = FULL_SIZES
+    use_clock(args.clock)
     started = time.perf_counter()
     hermes = None if args.no_hermes else hermes_side.load()
-    report = Report(
-        machine(hermes), " ".join(["python -m benchmarks.run", *(argv or sys.argv[1:])])
-    )
+    facts = machine(hermes)
+    facts["clock"] = args.clock
+    facts["loadavg_start"] = _loadavg()
+    report = Report(facts, " ".join(["python -m benchmarks.run", *(argv or sys.argv[1:])]))
     if hermes is None:
         print("hermes: not installed" if not args.no_hermes else "hermes: skipped")
-    trigger(report, sizes, args.quick, args.seed, hermes)
-    compaction(report, sizes, args.quick, args.seed, hermes)
+    for name, section, sizes in (
+        ("trigger", trigger, trigger_sizes),
+        ("compaction", compaction, compaction_sizes),
+    ):
+        section(report, sizes, args.quick, args.seed, hermes)
+        print(f"{name}: done at {time.perf_counter() - started:.0f} s", file=sys.stderr)
     real_sessions(report, args.quick, hermes)
     report.elapsed = time.perf_counter() - started
+    report.machine["loadavg_end"] = _loadavg()
     print(report.markdown())
     out = args.out or Path(__file__).parent / "results" / (
         "latest-quick.json" if args.quick else "latest.json"
