@@ -32,6 +32,8 @@ class _Rule:
     name: str
     pattern: re.Pattern[str]
     replace: Callable[[re.Match[str]], str]
+    hints: tuple[str, ...]
+    """Lower-case substrings one of which every match contains (a cheap pre-check)."""
 
 
 _HARMLESS_VALUES = frozenset({"", "none", "null", "true", "false", "0", "1"})
@@ -81,6 +83,7 @@ _RULES: tuple[_Rule, ...] = (
             re.DOTALL,
         ),
         lambda match: "[REDACTED PRIVATE KEY]",
+        ("private key",),
     ),
     _Rule(
         "authorization_header",
@@ -90,28 +93,40 @@ _RULES: tuple[_Rule, ...] = (
             re.IGNORECASE,
         ),
         _keep_group("lead"),
+        ("authorization",),
     ),
     _Rule(
         "bearer_token",
         re.compile(r"(?P<lead>\bbearer\s+)(?!\[REDACTED\])[A-Za-z0-9._~+/=-]{8,}", re.IGNORECASE),
         _keep_group("lead"),
+        ("bearer",),
     ),
     _Rule(
         "url_password",
         re.compile(r"(?P<lead>\b[a-z][a-z0-9+.-]*://[^\s:/@]+:)(?!\[REDACTED\]@)[^\s/@]+(?=@)"),
         _keep_group("lead"),
+        ("://",),
     ),
-    _Rule("openai_key", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), _whole),
-    _Rule("aws_access_key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"), _whole),
+    _Rule("openai_key", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), _whole, ("sk-",)),
     _Rule(
-        "github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,})"), _whole
+        "aws_access_key",
+        re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
+        _whole,
+        ("akia", "asia", "agpa", "aida", "aroa"),
     ),
-    _Rule("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), _whole),
-    _Rule("google_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), _whole),
+    _Rule(
+        "github_token",
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,})"),
+        _whole,
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ),
+    _Rule("slack_token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), _whole, ("xox",)),
+    _Rule("google_key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), _whole, ("aiza",)),
     _Rule(
         "jwt",
         re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
         _whole,
+        ("eyj",),
     ),
     _Rule(
         "assignment",
@@ -121,6 +136,7 @@ _RULES: tuple[_Rule, ...] = (
             re.IGNORECASE,
         ),
         _assignment,
+        ("api", "secret", "token", "passw", "pwd", "credential", "auth"),
     ),
 )
 
@@ -134,6 +150,8 @@ def redact(text: str) -> str:
     Assignments whose value is empty, a boolean or a variable reference
     (``$TOKEN``, ``${TOKEN}``, ``<token>``) are left alone: they hold no secret.
     """
+    folded = text.lower()
     for rule in _RULES:
-        text = rule.pattern.sub(rule.replace, text)
+        if any(hint in folded for hint in rule.hints):
+            text = rule.pattern.sub(rule.replace, text)
     return text

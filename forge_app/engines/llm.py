@@ -33,7 +33,7 @@ from openai import AsyncOpenAI
 from forge_app.compactor import SUMMARY_TEXT_LIMIT
 from forge_app.engines.coverage import check_coverage, facts_of, with_verified_facts
 from forge_app.engines.guard import CompactionGuard
-from forge_app.engines.prompt import SECTIONS, summary_prompt
+from forge_app.engines.prompt import SECTIONS, framed, summary_prompt
 from forge_app.engines.serialize import SerializationLimits, serialize_span
 from forge_app.engines.span import Span, find_span, frame_of
 from forge_app.engines.splice import splice_summary
@@ -55,6 +55,8 @@ _log = structlog.get_logger()
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 _MIN_SECTIONS = 2
 _SUMMARY_CEILING = 10_000
+_FRAMING_TOKENS = len(framed("")) // 4
+"""What the prefix and end marker cost: a smaller span is not worth summarising."""
 
 
 class _SummaryUnavailable(Exception):
@@ -174,9 +176,9 @@ class LLMEngine:
             min_tail_messages=self._compact.retention_window,
             tail_tokens=int(self._threshold * self._tail_ratio),
         )
-        if span is None:
+        if span is None or sum(m.approx_tokens for m in span.messages) <= _FRAMING_TOKENS:
             self.guard.record_nothing_to_do()
-            return self._outcome(context, context, None, "llm", None, None)
+            return self._outcome(context, context, None, self.name, None, None)
         raw, frame = frame_of(span, self._catalog, self._transform)
         frame = limit_texts(frame, SUMMARY_TEXT_LIMIT)
         facts = facts_of(raw, frame)
@@ -219,6 +221,10 @@ class LLMEngine:
         violations = find_violations(compacted)
         if violations:
             raise CompactionFailed("validate", "; ".join(str(v) for v in violations))
+        if compacted.token_count_approx() >= context.token_count_approx():
+            self.guard.record_nothing_to_do()
+            _log.info("compaction_ineffective", engine=engine, start=span.start, end=span.end)
+            return self._outcome(context, context, None, engine, usage, coverage)
         _log.info(
             "context_compacted",
             engine=engine,

@@ -49,14 +49,17 @@ def find_span(
     """The span between the protected head and tail, or None when it is empty.
 
     The first exchange is protected only while the conversation holds no
-    summary yet (the first compaction).
+    summary yet (the first compaction). When the whole conversation after the
+    head fits the tail's token budget, the tail shrinks to ``min_tail_messages``.
     """
     first_time = not any(is_engine_summary(message) for message in messages)
     start = head_end(messages, first_exchange=first_time)
-    end = (
-        tail_start(messages, lower=start, min_messages=min_tail_messages, token_budget=tail_tokens)
-        - 1
+    end = tail_start(
+        messages, lower=start, min_messages=min_tail_messages, token_budget=tail_tokens
     )
+    if end <= start:  # everything fits the tail budget: keep only the minimum tail
+        end = tail_start(messages, lower=start, min_messages=min_tail_messages, token_budget=0)
+    end -= 1
     if end < start:
         return None
     span = tuple(messages[start : end + 1])

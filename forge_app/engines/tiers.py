@@ -3,6 +3,8 @@
 1. **Prune** (no model): old tool outputs outside the protected tail become
    one-line placeholders, identical outputs become pointers.
 2. **Summarise**: the wrapped engine (``frame`` or ``llm``) replaces a span.
+   It reads the unpruned context, so a summariser sees real outputs rather
+   than placeholders; its result is pruned again afterwards.
 3. **Fall back**: the deterministic compactor with the budget as ``max_tokens``
    and the manual strategy, which shrinks the retained tail and then the
    summary's texts until the context fits.
@@ -19,7 +21,7 @@ from pathlib import Path
 
 from forge_app.compactor import Compactor
 from forge_app.engines.boundaries import tail_start
-from forge_app.engines.pruning import prune_tool_outputs
+from forge_app.engines.pruning import Pruned, prune_tool_outputs
 from forge_domain.agent import Agent
 from forge_domain.context import Context
 from forge_domain.engine import ContextEngine
@@ -29,15 +31,23 @@ from forge_domain.tool_catalog import ToolCatalog
 from forge_domain.usage import TokenCount, Usage
 
 
-def _map_range(
-    span: tuple[int, int], stage_length: int, original_length: int, earlier_start: int | None
+def _to_original(
+    span: tuple[int, int], summarised: tuple[int, int] | None, shift: int
 ) -> tuple[int, int]:
-    """A stage's range in original indices: the head is unchanged, the tail counted from the end."""
+    """A range of the context after the summary tier, in original indices.
+
+    Messages before the summary kept their index; the summary (or the message
+    it was merged into) and everything after it moved by ``shift``, the number
+    of messages the summary tier removed.
+    """
     start, end = span
-    shift = original_length - stage_length
-    if earlier_start is None or start <= earlier_start:
-        return start, end + shift
-    return start + shift, end + shift
+    if summarised is None:
+        return start, end
+    first = summarised[0]
+    return (
+        start if start <= first else start + shift,
+        end if end < first else end + shift,
+    )
 
 
 class TieredEngine:
@@ -125,50 +135,44 @@ class TieredEngine:
     async def compress(
         self, context: Context, *, focus: str | None = None, force: bool = False
     ) -> CompactionOutcome:
-        """Prune, summarise and fall back, stopping as soon as the context fits the budget."""
-        was_over = not self._fits(context)
+        """Prune, summarise and fall back, stopping as soon as the context fits the budget.
+
+        The summary tier reads the unpruned context (a summariser should see the
+        real outputs, not placeholders); its result is pruned again afterwards.
+        """
+        pruned = self._prune(context)
+        if pruned.indices and not force and not self._fits(context) and self._fits(pruned.context):
+            span = (pruned.indices[0], pruned.indices[-1])
+            return self._outcome(context, pruned.context, [span], "prune", None)
+        outcome = await self.summary.compress(context, focus=focus, force=force)
+        summarised = outcome.result.compacted_range if outcome.changed() else None
+        engine = outcome.result.engine if summarised is not None else "prune"
+        ranges = [summarised] if summarised is not None else []
+        shift = len(context) - len(outcome.context)
+        repruned = self._prune(outcome.context)
+        if repruned.indices:
+            span = (repruned.indices[0], repruned.indices[-1])
+            ranges.append(_to_original(span, summarised, shift))
+        current = repruned.context
+        if not self._fits(current):
+            config = self._agent.compact.model_copy(update={"max_tokens": self.budget})
+            compactor = Compactor(
+                config, cwd=self._cwd, template_dir=self._template_dir, catalog=self._catalog
+            )
+            fallback = compactor.compact(current, compactor.forced_strategy())
+            if fallback.result.compacted_range is not None:
+                ranges.append(_to_original(fallback.result.compacted_range, summarised, shift))
+                current, engine = fallback.context, fallback.result.engine
+        return self._outcome(context, current, ranges, engine, outcome.result)
+
+    def _prune(self, context: Context) -> Pruned:
         protect = tail_start(
             list(context),
             lower=0,
             min_messages=self._agent.compact.retention_window,
             token_budget=int(self._threshold * self._tail_ratio),
         )
-        pruned = prune_tool_outputs(context, protect)
-        ranges: list[tuple[int, int]] = []
-        engine = "prune"
-        if pruned.indices:
-            ranges.append((pruned.indices[0], pruned.indices[-1]))
-        current = pruned.context
-        summary_result: CompactionResult | None = None
-        if force or not (pruned.indices and was_over and self._fits(current)):
-            outcome = await self.summary.compress(current, focus=focus, force=force)
-            summary_result = outcome.result
-            if outcome.changed() and outcome.result.compacted_range is not None:
-                ranges.append(outcome.result.compacted_range)
-                engine = outcome.result.engine
-            current = outcome.context
-        if not self._fits(current):
-            current, engine = self._fall_back(context, current, ranges, engine)
-        return self._outcome(context, current, ranges, engine, summary_result)
-
-    def _fall_back(
-        self,
-        original: Context,
-        current: Context,
-        ranges: list[tuple[int, int]],
-        engine: str,
-    ) -> tuple[Context, str]:
-        config = self._agent.compact.model_copy(update={"max_tokens": self.budget})
-        compactor = Compactor(
-            config, cwd=self._cwd, template_dir=self._template_dir, catalog=self._catalog
-        )
-        outcome = compactor.compact(current, compactor.forced_strategy())
-        span = outcome.result.compacted_range
-        if span is None:
-            return current, engine
-        earlier_start = min((start for start, _ in ranges), default=None)
-        ranges.append(_map_range(span, len(current), len(original), earlier_start))
-        return outcome.context, outcome.result.engine
+        return prune_tool_outputs(context, protect)
 
     def _outcome(
         self,

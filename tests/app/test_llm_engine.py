@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import anyio
 import pytest
 
 from forge_app.engines.llm import LLMEngine
 from forge_app.engines.prompt import SUMMARY_PREFIX, VERIFIED_FACTS_HEADING, framed
+from forge_app.engines.registry import resolve_engine
 from forge_app.errors import EngineUnavailable, SummaryAuthFailed
 from forge_domain import Agent, Context, TextMessage, TokenCount, Usage
 from forge_domain.validation import find_violations
@@ -245,3 +247,44 @@ async def test_llm_engine_nothing_to_compact_counts_as_ineffective(server, engin
 def test_llm_engine_needs_a_model():
     with pytest.raises(EngineUnavailable):
         LLMEngine(Agent(id="nomodel"))
+
+
+async def test_llm_engine_in_tiers_is_not_called_when_pruning_is_enough(server, client):
+    engine = resolve_engine(coding_agent(), client=client, cwd="/repo")
+
+    outcome = await engine.compress(coding_session())
+
+    assert (outcome.result.engine, server.requests) == ("prune", [])
+
+
+async def test_llm_engine_in_tiers_reads_real_outputs_when_forced(server, client):
+    engine = resolve_engine(coding_agent(), client=client, cwd="/repo")
+    server.script(Reply.text(GOOD))
+
+    outcome = await engine.compress(coding_session(), force=True)
+
+    assert (
+        outcome.result.engine,
+        "line of tool output" in _prompt(server),
+        "[tool output pruned" in _prompt(server),
+        find_violations(outcome.context),
+    ) == ("llm", True, False, [])
+
+
+SESSIONS = sorted(
+    (Path(__file__).resolve().parents[3] / "shared" / "data" / "sessions").glob("*.json")
+)
+
+
+@pytest.mark.parametrize("path", SESSIONS, ids=[p.stem for p in SESSIONS])
+async def test_llm_engine_real_sessions_stay_valid_and_shrink(server, client, monkeypatch, path):
+    monkeypatch.setattr(server, "responder", lambda body: Reply.text(GOOD))
+    fixture = Context.from_openai(json.loads(path.read_text()))
+    engine = resolve_engine(coding_agent(), client=client, context_length=200_000)
+
+    outcome = await engine.compress(fixture, force=True)
+
+    assert (
+        find_violations(outcome.context),
+        outcome.result.compacted_tokens <= outcome.result.original_tokens,
+    ) == ([], True)
