@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from forge_domain.messages import Role
-from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, TextItem
+from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, TextItem, ToolCallItem
+from forge_domain.summary_tools import ShellTool
 
 TRUNCATION_MARKER = "… [truncated {count} chars]"
 """Appended where a text was cut; ``{count}`` is the number of characters removed."""
+COMMAND_LIMIT = 400
+"""Characters kept of a shell command in a summary (heredocs and scripts can run to pages)."""
 OMISSION_NOTE = "[{count} earlier assistant notes omitted to keep this summary bounded]"
 """Put where the oldest assistant texts were dropped."""
 
@@ -19,18 +22,20 @@ def truncate_text(text: str, limit: int) -> str:
     return text[:limit].rstrip() + " " + TRUNCATION_MARKER.format(count=removed)
 
 
+def _limited(item: SummaryItem, limit: int) -> SummaryItem:
+    if isinstance(item, TextItem):
+        return item.model_copy(update={"text": truncate_text(item.text, limit)})
+    if isinstance(item, ToolCallItem) and isinstance(item.tool, ShellTool):
+        command = truncate_text(item.tool.command, min(limit, COMMAND_LIMIT))
+        return item.model_copy(update={"tool": item.tool.model_copy(update={"command": command})})
+    return item
+
+
 def limit_texts(summary: ContextSummary, limit: int) -> ContextSummary:
-    """Return ``summary`` with every text item cut to at most ``limit`` characters."""
+    """Return ``summary`` with texts cut to ``limit`` chars, commands to ``COMMAND_LIMIT``."""
     blocks = tuple(
         block.model_copy(
-            update={
-                "contents": tuple(
-                    item.model_copy(update={"text": truncate_text(item.text, limit)})
-                    if isinstance(item, TextItem)
-                    else item
-                    for item in block.contents
-                )
-            }
+            update={"contents": tuple(_limited(item, limit) for item in block.contents)}
         )
         for block in summary.blocks
     )
