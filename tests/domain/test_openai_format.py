@@ -358,12 +358,10 @@ def test_context_to_openai_writes_models_built_in_code():
 _json_leaves = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.text(max_size=8)
 )
-json_values = st.recursive(
+json_values = st.one_of(
     _json_leaves,
-    lambda inner: st.one_of(
-        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)
-    ),
-    max_leaves=6,
+    st.lists(_json_leaves, max_size=2),
+    st.dictionaries(st.text(max_size=4), _json_leaves, max_size=2),
 )
 
 
@@ -466,7 +464,7 @@ tool_messages = st.builds(
     _maybe("is_error", st.booleans()),
     _extras(),
 )
-transcripts = st.lists(st.one_of(text_messages, assistant_messages, tool_messages), max_size=8)
+transcripts = st.lists(st.one_of(text_messages, assistant_messages, tool_messages), max_size=5)
 
 
 @given(transcripts)
