@@ -13,13 +13,31 @@ from forge_app.chart import Sample, ensure_svg, render_chart, timeline_svg
 from forge_app.compactor import Compactor, is_summary_message
 from forge_app.conversation import Conversation
 from forge_app.dispatch import Hooks, NamedPlugin, discover_plugins
-from forge_app.engines.frame import FrameEngine
+from forge_app.engines import (
+    END_MARKER,
+    ENTRY_POINT_GROUP,
+    SUMMARY_PREFIX,
+    CompactionGuard,
+    Coverage,
+    Facts,
+    FrameEngine,
+    LLMEngine,
+    Pruned,
+    SerializationLimits,
+    TieredEngine,
+    available_engines,
+    check_coverage,
+    prune_tool_outputs,
+    resolve_engine,
+    sanitize_tool_pairs,
+)
 from forge_app.errors import (
     AgentNotFound,
     ChartFormatUnsupported,
     CompactionFailed,
     ContextLengthExceeded,
     EndpointNotConfigured,
+    EngineUnavailable,
     ForgeAppError,
     HookFailed,
     InvalidAgentFile,
@@ -29,10 +47,12 @@ from forge_app.errors import (
     OutputNotWritten,
     PluginRejected,
     ProviderUnavailable,
+    SummaryAuthFailed,
     TemplateNotFound,
     ToolFailed,
     TranscriptError,
     TranscriptNotFound,
+    UnknownEngine,
 )
 from forge_app.events import (
     CompactionEndEvent,
@@ -64,6 +84,7 @@ from forge_app.model import (
     request_messages,
 )
 from forge_app.orchestrator import EngineFactory, Orchestrator, RetryPolicy, default_engine
+from forge_app.redaction import REDACTED, redact
 from forge_app.replay import Replay, ReplayModel, ReplayTools, ReplayTurn, replay
 from forge_app.tools import Tool, ToolExecutor, ToolRegistry
 from forge_app.transcripts import (
@@ -86,7 +107,11 @@ from forge_app.transformers import (
 )
 
 __all__ = [
+    "END_MARKER",
+    "ENTRY_POINT_GROUP",
+    "REDACTED",
     "SUMMARY_MARKER",
+    "SUMMARY_PREFIX",
     "AgentFile",
     "AgentNotFound",
     "ChartFormatUnsupported",
@@ -94,6 +119,7 @@ __all__ = [
     "CompactionEndEvent",
     "CompactionFailed",
     "CompactionFailedEvent",
+    "CompactionGuard",
     "CompactionHandler",
     "CompactionReason",
     "CompactionStartEvent",
@@ -102,6 +128,7 @@ __all__ = [
     "ContextLengthExceeded",
     "ContextOverflowEvent",
     "Conversation",
+    "Coverage",
     "DedupeRole",
     "DeprecatedAgentSyntax",
     "DropRole",
@@ -109,6 +136,8 @@ __all__ = [
     "EndReason",
     "EndpointNotConfigured",
     "EngineFactory",
+    "EngineUnavailable",
+    "Facts",
     "ForgeAppError",
     "FrameEngine",
     "FunctionModel",
@@ -117,6 +146,7 @@ __all__ = [
     "Hooks",
     "InvalidAgentFile",
     "KeepLastOperation",
+    "LLMEngine",
     "LoggingPlugin",
     "MalformedJson",
     "ModelCallFailed",
@@ -129,6 +159,7 @@ __all__ = [
     "OutputNotWritten",
     "PluginRejected",
     "ProviderUnavailable",
+    "Pruned",
     "Replay",
     "ReplayModel",
     "ReplayTools",
@@ -137,11 +168,14 @@ __all__ = [
     "ResponseEvent",
     "RetryPolicy",
     "Sample",
+    "SerializationLimits",
     "StartEvent",
     "StripWorkingDir",
+    "SummaryAuthFailed",
     "SummaryFrame",
     "SummaryTransformer",
     "TemplateNotFound",
+    "TieredEngine",
     "Tool",
     "ToolCallEndEvent",
     "ToolCallStartEvent",
@@ -153,6 +187,9 @@ __all__ = [
     "TranscriptNotFound",
     "Transformer",
     "TurnEndEvent",
+    "UnknownEngine",
+    "available_engines",
+    "check_coverage",
     "configure_logging",
     "default_agent",
     "default_engine",
@@ -169,10 +206,14 @@ __all__ = [
     "parse_agents",
     "parse_transcript",
     "pipe",
+    "prune_tool_outputs",
     "read_transcript",
+    "redact",
     "render_chart",
     "replay",
     "request_messages",
+    "resolve_engine",
+    "sanitize_tool_pairs",
     "timeline_svg",
     "when",
     "write_text_atomic",

@@ -15,6 +15,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+__all__ = ["REDACTED", "redact"]
+
 REDACTED = "[REDACTED]"
 """What a secret is replaced with."""
 

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 from forge_domain.messages import ContextMessage, Role, TextMessage, ToolResult
 
+__all__: list[str] = []  # internal: used by the engines, not part of the API
+
 
 def _is_role(message: ContextMessage, role: Role) -> bool:
     return isinstance(message, TextMessage) and message.role == role

@@ -21,6 +21,8 @@ from forge_domain.messages import Role
 from forge_domain.summary import ContextSummary, TextItem
 from forge_domain.summary_tools import FileRemoveTool, FileUpdateTool, ShellTool, UndoTool
 
+__all__ = ["Coverage", "Facts", "check_coverage"]
+
 _WORD = re.compile(r"[^\W_]{4,}", re.UNICODE)
 _ASK_CHARS = 500
 _COMMAND_CHARS = 200

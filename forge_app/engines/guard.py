@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+__all__ = ["CompactionGuard"]
+
 BLOCK_AFTER = 2
 """Consecutive fallbacks (or ineffective compactions) that stop automatic compaction."""
 

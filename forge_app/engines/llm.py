@@ -51,6 +51,8 @@ from forge_domain.tool_catalog import ToolCatalog
 from forge_domain.usage import TokenCount, Usage
 from forge_domain.validation import ensure_valid, find_violations
 
+__all__ = ["LLMEngine"]
+
 _log = structlog.get_logger()
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 _MIN_SECTIONS = 2

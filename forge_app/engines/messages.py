@@ -6,6 +6,8 @@ from typing import TypeVar
 
 from forge_domain.messages import Content, TextMessage, ToolResult
 
+__all__: list[str] = []  # internal: used by the engines, not part of the API
+
 _Message = TypeVar("_Message", TextMessage, ToolResult)
 
 

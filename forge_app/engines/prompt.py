@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+__all__ = ["END_MARKER", "SUMMARY_PREFIX"]
+
 SUMMARY_PREFIX = (
     "[EARLIER CONTEXT — REFERENCE ONLY]\n"
     "The turns before this point were condensed into the summary below to free space in the "
@@ -15,6 +17,7 @@ SUMMARY_PREFIX = (
     "tools before redoing anything, and keep using tools rather than describing what you "
     "would do."
 )
+
 """Opens every summary message, so the next model treats it as background."""
 
 END_MARKER = "[END OF EARLIER-CONTEXT SUMMARY — respond to the conversation after this point]"

@@ -23,6 +23,8 @@ from forge_app.redaction import redact
 from forge_domain.context import Context
 from forge_domain.messages import ContextMessage, ImagePart, TextMessage, ToolCall, ToolResult
 
+__all__ = ["Pruned", "prune_tool_outputs"]
+
 PRUNED_MARKER = "[tool output pruned:"
 """How every placeholder starts (a result that already starts so is left alone)."""
 MIN_PRUNED_CHARS = 200

@@ -28,6 +28,8 @@ from forge_app.errors import EngineUnavailable, UnknownEngine
 from forge_domain.agent import Agent
 from forge_domain.engine import ContextEngine
 
+__all__ = ["ENTRY_POINT_GROUP", "available_engines", "resolve_engine"]
+
 ENTRY_POINT_GROUP = "forge.engines"
 """The entry-point group third-party engines register in."""
 

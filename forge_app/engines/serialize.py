@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from forge_app.redaction import redact
 from forge_domain.messages import ContextMessage, ImagePart, OtherPart, TextMessage, ToolResult
 
+__all__ = ["SerializationLimits"]
+
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 
 

@@ -19,6 +19,8 @@ from forge_domain.messages import ContextMessage, TextMessage
 from forge_domain.summary import ContextSummary, SummaryBlock
 from forge_domain.tool_catalog import ToolCatalog
 
+__all__: list[str] = []  # internal: used by the engines, not part of the API
+
 
 def is_engine_summary(message: ContextMessage) -> bool:
     """Return True for a message holding an earlier summary (ours, merged, or a frame)."""

@@ -17,6 +17,8 @@ from forge_domain.json import JsonObject
 from forge_domain.messages import ContextMessage, Role, TextMessage, TextPart, ToolResult
 from forge_domain.usage import Usage
 
+__all__ = ["sanitize_tool_pairs"]
+
 STUB_RESULT = "[output compacted: this call's result is covered by the context summary above]"
 """Content of the stub result given to a call whose result was compacted away."""
 

@@ -30,6 +30,8 @@ from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResul
 from forge_domain.tool_catalog import ToolCatalog
 from forge_domain.usage import TokenCount, Usage
 
+__all__ = ["TieredEngine"]
+
 
 def _to_original(
     span: tuple[int, int], summarised: tuple[int, int] | None, shift: int
