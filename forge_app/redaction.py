@@ -38,6 +38,7 @@ class _Rule:
     """Lower-case substrings one of which every match contains (a cheap pre-check)."""
 
 
+_STRONG_NAME = re.compile(r"passw|pwd|secret|api[_-]?key|apikey|credential", re.IGNORECASE)
 _HARMLESS_VALUES = frozenset({"", "none", "null", "true", "false", "0", "1"})
 
 
@@ -56,20 +57,27 @@ def _is_quoted(value: str) -> bool:
     return len(value) >= 2 and value[0] in "'\"" and value.endswith(value[0])
 
 
-def _looks_secret(value: str, separator: str) -> bool:
+def _looks_secret(value: str, separator: str, name: str) -> bool:
+    """Decide whether an assigned value is a secret worth hiding.
+
+    ``=`` assignments and quoted values always are; an unquoted ``name: value``
+    may be prose ("the token: we need it"), so unless the name is an
+    unmistakable secret name (password, secret, API key) the value must look
+    like a key (8+ characters with a digit).
+    """
     bare = value[1:-1] if _is_quoted(value) else value
     if bare.lower() in _HARMLESS_VALUES or bare.startswith(("$", "<", "***", REDACTED)):
         return False
     if bare.isdigit() and len(bare) < 6:
         return False
-    if separator == ":" and not _is_quoted(value):
+    if separator == ":" and not _is_quoted(value) and not _STRONG_NAME.search(name):
         return len(bare) >= 8 and any(char.isdigit() for char in bare)
     return True
 
 
 def _assignment(match: re.Match[str]) -> str:
     value = match.group("value")
-    if not _looks_secret(value, match.group("sep")):
+    if not _looks_secret(value, match.group("sep"), match.group("lead")):
         return match.group(0)
     if _is_quoted(value):
         return f"{match.group('lead')}{value[0]}{REDACTED}{value[0]}"

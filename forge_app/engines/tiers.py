@@ -18,6 +18,7 @@ fired, or a manual compaction) the summary tier always runs.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from forge_app.compactor import Compactor
 from forge_app.engines.boundaries import tail_start
@@ -31,6 +32,11 @@ from forge_domain.tool_catalog import ToolCatalog
 from forge_domain.usage import TokenCount, Usage
 
 __all__ = ["TieredEngine"]
+
+
+@runtime_checkable
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
 
 
 def _to_original(
@@ -131,6 +137,11 @@ class TieredEngine:
     async def handle_tool_call(self, name: str, arguments: JsonObject) -> str:
         """Forwarded to the wrapped engine."""
         return await self.summary.handle_tool_call(name, arguments)
+
+    async def aclose(self) -> None:
+        """Release what the wrapped engine holds (the llm engine's HTTP client)."""
+        if isinstance(self.summary, _Closable):
+            await self.summary.aclose()
 
     # -- the tiers ----------------------------------------------------------------------
 

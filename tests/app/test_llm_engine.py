@@ -288,3 +288,25 @@ async def test_llm_engine_real_sessions_stay_valid_and_shrink(server, client, mo
         find_violations(outcome.context),
         outcome.result.compacted_tokens <= outcome.result.original_tokens,
     ) == ([], True)
+
+
+async def test_llm_engine_builds_and_closes_its_own_client(server, monkeypatch):
+    monkeypatch.setenv("SUMMARY_KEY", "k")
+    agent = coding_agent().model_copy(
+        update={"api_key_env": "SUMMARY_KEY", "base_url": server.base_url}
+    )
+    engine = resolve_engine(agent, max_retries=0)
+    server.script(Reply.text(GOOD))
+
+    outcome = await engine.compress(coding_session(), force=True)
+    await engine.aclose()
+
+    assert (outcome.result.engine, server.requests[0]["model"]) == ("llm", "cheap-model")
+
+
+async def test_llm_engine_without_an_api_key_aborts(server, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    engine = LLMEngine(coding_agent(), base_url=server.base_url)
+
+    with pytest.raises(SummaryAuthFailed):
+        await engine.compress(coding_session())
