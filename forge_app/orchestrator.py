@@ -25,7 +25,7 @@ with an error result before the ``end`` event.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import anyio
 import structlog
@@ -39,7 +39,7 @@ from tenacity import (
 )
 
 from forge_app.conversation import Conversation
-from forge_app.dispatch import Hooks, NamedPlugin
+from forge_app.dispatch import Hooks, NamedPlugin, discover_plugins
 from forge_app.errors import ContextLengthExceeded, ProviderUnavailable
 from forge_app.events import (
     ContextOverflowEvent,
@@ -53,7 +53,7 @@ from forge_app.events import (
     TurnEndEvent,
 )
 from forge_app.hooks import CompactionHandler, LoggingPlugin
-from forge_app.model import ChatModel, ModelRequest, ModelResponse
+from forge_app.model import ChatModel, ModelRequest, ModelResponse, OpenAIChatModel
 from forge_app.tools import ToolExecutor, ToolRegistry
 from forge_domain import Agent, Context, ContextEngine, ContextMessage, TextMessage, ToolResult
 
@@ -131,6 +131,26 @@ class Orchestrator:
         self.engine = engine
         self.retry = retry or RetryPolicy()
         self.context_length = context_length if context_length is not None else agent.context_length
+
+    @classmethod
+    def for_agent(
+        cls,
+        agent: Agent,
+        *,
+        tools: ToolExecutor | None = None,
+        engine: EngineFactory = default_engine,
+        retry: RetryPolicy | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Orchestrator:
+        """Production wiring: the agent's OpenAI-compatible model and the installed plugins.
+
+        The model comes from :meth:`OpenAIChatModel.for_agent` (agent fields, else the
+        ``OPENAI_*`` variables of ``environ``); plugins from the ``forge.hooks`` entry points.
+        """
+        model = OpenAIChatModel.for_agent(agent, environ=environ)
+        return cls(
+            agent, model, tools=tools, plugins=discover_plugins(), engine=engine, retry=retry
+        )
 
     # -- conversations -------------------------------------------------------------------
 

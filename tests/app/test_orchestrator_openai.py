@@ -200,3 +200,15 @@ async def test_context_length_exceeded_over_http_compacts_and_retries_once(serve
     )
     assert actual == ("ok", 27, True, 1)
     assert_provider_valid(server.requests)
+
+
+@pytest.mark.anyio
+async def test_for_agent_wires_the_agents_endpoint(server):
+    server.script(Reply.text("hello back"))
+    agent = AGENT.model_copy(update={"base_url": server.base_url, "api_key_env": "TEST_KEY"})
+    orchestrator = Orchestrator.for_agent(agent, environ={"TEST_KEY": "sk-test"})
+
+    conversation = await orchestrator.chat("hello")
+
+    actual = (conversation.context[-1].text, server.requests[0]["model"])
+    assert actual == ("hello back", "gpt-test")
