@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from forge_domain import Context, Role, TextMessage, TokenCount, ToolResult, Usage
 from forge_domain.testing import pattern, pattern_of
@@ -221,3 +223,59 @@ def test_context_equality_and_hash_follow_the_messages():
 def test_context_user_message_count_counts_images_not_tool_results():
     actual = pattern("sutrua").append(TextMessage.image("data:x")).user_message_count()
     assert actual == 3
+
+
+# -- properties: incremental bookkeeping equals a plain scan ----------------------------------
+
+_messages = st.one_of(
+    st.text(max_size=40).map(TextMessage.user),
+    st.builds(
+        lambda text, total: TextMessage.assistant(
+            text,
+            usage=None
+            if total is None
+            else Usage(total_tokens=TokenCount(value=total[0], kind=total[1])),
+        ),
+        st.text(max_size=40),
+        st.one_of(
+            st.none(),
+            st.tuples(st.integers(0, 10_000), st.sampled_from(["actual", "approx"])),
+        ),
+    ),
+    st.text(max_size=40).map(lambda text: ToolResult.of("c", text)),
+)
+
+
+def _scanned_token_count(messages, usage_floor: int) -> TokenCount:
+    for index in range(len(messages) - 1, usage_floor - 1, -1):
+        usage = messages[index].usage
+        if usage is not None and usage.total_tokens.is_actual() and usage.total_tokens.value > 0:
+            later = sum(m.approx_tokens for m in messages[index + 1 :])
+            return TokenCount.actual(usage.total_tokens.value + later)
+    return TokenCount.approx(sum(m.approx_tokens for m in messages))
+
+
+@given(
+    messages=st.lists(_messages, max_size=12),
+    cuts=st.lists(st.integers(0, 12), max_size=4),
+    usage_floor=st.integers(0, 12),
+)
+def test_context_appended_in_chunks_counts_like_a_scan(messages, cuts, usage_floor):
+    context = Context(usage_floor=usage_floor)
+    previous = 0
+    for cut in [*sorted(c for c in cuts if c <= len(messages)), len(messages)]:
+        context = context.append(*messages[previous:cut])
+        previous = cut
+    actual = (
+        context.token_count(),
+        context.token_count_approx(),
+        context.user_message_count(),
+        context.messages,
+    )
+    expected = (
+        _scanned_token_count(messages, max(usage_floor, 0)),
+        sum(m.approx_tokens for m in messages),
+        sum(1 for m in messages if m.has_role(Role.USER)),
+        tuple(messages),
+    )
+    assert actual == expected

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import TypeAdapter
 
 from forge_domain import (
+    ContextMessage,
     ImagePart,
     InvalidArguments,
     OtherPart,
@@ -13,9 +17,10 @@ from forge_domain import (
     TextPart,
     ToolCall,
     ToolResult,
+    Usage,
     content_text,
 )
-from forge_domain.testing import pattern
+from forge_domain.testing import PATTERN_LETTERS, pattern
 from tests.vectors import message_from_forge, vector_params
 
 
@@ -215,11 +220,27 @@ def test_role_title():
 
 
 def test_message_assistant_factory_keeps_usage_and_reasoning():
-    from forge_domain import Usage
-
     usage = Usage.reported(prompt_tokens=1, completion_tokens=2)
     actual = TextMessage.assistant("a", usage=usage, reasoning_details=({"text": "r"},))
     expected = TextMessage(
         role=Role.ASSISTANT, content="a", usage=usage, reasoning_details=({"text": "r"},)
     )
     assert actual == expected
+
+
+@given(st.text(alphabet=PATTERN_LETTERS, max_size=12))
+def test_context_message_json_round_trip(letters):
+    adapter = TypeAdapter(ContextMessage)
+    messages = [
+        *pattern(letters),
+        TextMessage(
+            role=Role.USER,
+            content=(
+                TextPart(text="a"),
+                ImagePart(url="u", detail="low"),
+                OtherPart(raw={"type": "x"}),
+            ),
+        ),
+    ]
+    actual = [adapter.validate_json(adapter.dump_json(message)) for message in messages]
+    assert actual == messages
