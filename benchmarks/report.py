@@ -242,6 +242,20 @@ class Report:
                 f" {_mem(row, 'ours_peak_bytes')} |"
             )
         self.tables.append("\n".join(lines))
+        ratios = [
+            (name, int(row["ours_peak_bytes"]) / int(row["json_bytes"]))  # type: ignore[call-overload]
+            for name, row in rows.items()
+            if isinstance(row.get("ours_peak_bytes"), int)
+        ]
+        if ratios:
+            worst = max(ratios, key=lambda item: item[1])
+            self.targets.append(
+                (
+                    "peak memory of a compaction ≤ 3x the JSON size (real sessions)",
+                    worst[1] <= PEAK_MAX_RATIO,
+                    f"worst {worst[1]:.2f}x ({worst[0].removesuffix('.json')})",
+                )
+            )
 
     # -- output --------------------------------------------------------------------------
 
