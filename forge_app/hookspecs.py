@@ -22,6 +22,8 @@ from forge_app.events import CompactionReason, EndReason
 from forge_app.model import ModelRequest, ModelResponse
 from forge_domain import CompactionResult, TokenCount, ToolCall, ToolResult
 
+__all__ = ["hookimpl", "hookspec"]
+
 PROJECT = "forge"
 """pluggy project name of every marker."""
 ENTRY_POINT_GROUP = "forge.hooks"

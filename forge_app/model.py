@@ -25,6 +25,15 @@ from forge_domain.openai_format import message_from_openai, message_to_openai
 if TYPE_CHECKING:
     from openai.types.chat import ChatCompletion
 
+__all__ = [
+    "ChatModel",
+    "FunctionModel",
+    "ModelRequest",
+    "ModelResponse",
+    "OpenAIChatModel",
+    "request_messages",
+]
+
 NON_STANDARD_KEYS = frozenset({"droppable", "is_error", "usage"})
 """Keys our transcripts carry that a provider would reject."""
 _RESPONSE_ONLY_KEYS = frozenset({"refusal", "annotations", "audio", "function_call"})
