@@ -354,8 +354,12 @@ def message_to_openai(message: ContextMessage) -> JsonObject:
         if message.is_error:
             out["is_error"] = True
     else:
-        out = {"role": message.wire_role or message.role.value}
-        if not message.content_absent:
+        # wire_role and content_absent describe the message as read; a copy whose role or
+        # content was changed since is written as it now is.
+        wire_role = message.wire_role
+        role = message.role.value
+        out = {"role": wire_role if wire_role and _ROLES.get(wire_role) == message.role else role}
+        if not message.content_absent or message.content is not None:
             out["content"] = _content_to_openai(message.content)
         if message.name is not None:
             out["name"] = message.name

@@ -501,3 +501,30 @@ def test_context_to_openai_never_lets_extra_override_a_field():
     changed = Context([read[0].model_copy(update={"droppable": True})])
     actual = changed.to_openai()
     assert actual == [{"role": "user", "content": "x", "droppable": True}]
+
+
+@pytest.mark.parametrize(
+    ("raw", "update", "expected"),
+    [
+        (
+            {"role": "assistant", "tool_calls": [_CALL]},
+            {"content": "now with text"},
+            {"role": "assistant", "content": "now with text", "tool_calls": [_CALL]},
+        ),
+        (
+            {"role": "developer", "content": "rules"},
+            {"role": Role.USER},
+            {"role": "user", "content": "rules"},
+        ),
+        (
+            {"role": "developer", "content": "rules"},
+            {"content": "new rules"},
+            {"role": "developer", "content": "new rules"},
+        ),
+    ],
+    ids=["content-set-on-a-message-read-without-content", "role-changed", "developer-kept"],
+)
+def test_context_to_openai_writes_copies_as_they_now_are(raw, update, expected):
+    read = Context.from_openai([raw])[0]
+    actual = _normal(Context([read.model_copy(update=update)]).to_openai())
+    assert actual == [expected]
