@@ -66,16 +66,39 @@ class Reply:
     """Extra response headers (``retry-after-ms`` …)."""
 
     @classmethod
-    def text(cls, content: str, **options: object) -> Reply:
+    def text(
+        cls,
+        content: str,
+        *,
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+        delay: float = 0.0,
+    ) -> Reply:
         """A final answer."""
-        return cls(content=content, **options)  # type: ignore[arg-type]
+        return cls(
+            content=content,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            delay=delay,
+        )
 
     @classmethod
     def calls(
-        cls, *calls: tuple[str, str, str], content: str | None = None, **options: object
+        cls,
+        *calls: tuple[str, str, str],
+        content: str | None = None,
+        prompt_tokens: int | None = None,
+        completion_tokens: int | None = None,
+        delay: float = 0.0,
     ) -> Reply:
         """An answer with tool calls ``(id, name, arguments)``."""
-        return cls(content=content, tool_calls=calls, **options)  # type: ignore[arg-type]
+        return cls(
+            content=content,
+            tool_calls=calls,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            delay=delay,
+        )
 
     @classmethod
     def error(cls, status: int, message: str = "scripted error", code: str | None = None) -> Reply:
@@ -236,11 +259,11 @@ class FakeOpenAIServer:
         with self._lock:
             self._script.extend(replies)
 
-    def client(self, **options: object) -> openai.AsyncOpenAI:
-        """An ``AsyncOpenAI`` pointed at this server (no retries unless given)."""
-        settings: dict[str, object] = {"api_key": "test-key", "max_retries": 0, "timeout": 30.0}
-        settings.update(options)
-        return openai.AsyncOpenAI(base_url=self.base_url, **settings)  # type: ignore[arg-type]
+    def client(self, *, timeout: float = 30.0, max_retries: int = 0) -> openai.AsyncOpenAI:
+        """An ``AsyncOpenAI`` pointed at this server (no retries unless asked)."""
+        return openai.AsyncOpenAI(
+            base_url=self.base_url, api_key="test-key", timeout=timeout, max_retries=max_retries
+        )
 
     def _next(self, path: str, body: Json) -> tuple[Reply, int]:
         with self._lock:
