@@ -9,7 +9,9 @@ from forge_app.agents import (
     parse_agent_markdown,
     parse_agents,
 )
-from forge_app.chart import Sample, ensure_svg, render_chart, timeline_svg
+from forge_app.chart import chart_format, render_chart, timeline_svg
+from forge_app.chart_axes import Sample
+from forge_app.chart_png import timeline_png
 from forge_app.compactor import Compactor, is_summary_message
 from forge_app.conversation import Conversation
 from forge_app.dispatch import Hooks, NamedPlugin, discover_plugins
@@ -92,6 +94,7 @@ from forge_app.transcripts import (
     layout_for,
     parse_transcript,
     read_transcript,
+    write_bytes_atomic,
     write_text_atomic,
     write_transcript,
 )
@@ -189,12 +192,12 @@ __all__ = [
     "TurnEndEvent",
     "UnknownEngine",
     "available_engines",
+    "chart_format",
     "check_coverage",
     "configure_logging",
     "default_agent",
     "default_engine",
     "discover_plugins",
-    "ensure_svg",
     "hookimpl",
     "hookspec",
     "is_summary_message",
@@ -214,8 +217,10 @@ __all__ = [
     "request_messages",
     "resolve_engine",
     "sanitize_tool_pairs",
+    "timeline_png",
     "timeline_svg",
     "when",
+    "write_bytes_atomic",
     "write_text_atomic",
     "write_transcript",
 ]

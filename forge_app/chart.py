@@ -1,4 +1,4 @@
-"""A timeline of context size per turn, drawn as a hand-written SVG (no plotting dependency).
+"""A timeline of context size per turn, drawn as a hand-written SVG or PNG (no plotting library).
 
 The series is a list of :class:`Sample`: one per turn, plus, at every turn where a
 compaction happened, a second sample at the same turn holding the size after it,
@@ -9,53 +9,32 @@ the compaction threshold is a dashed line.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 from xml.sax.saxutils import escape
 
+from forge_app.chart_axes import (
+    BOTTOM,
+    HEIGHT,
+    LEFT,
+    RIGHT,
+    TOP,
+    WIDTH,
+    Sample,
+    axes_for,
+    tick_label,
+)
+from forge_app.chart_png import timeline_png
 from forge_app.errors import ChartFormatUnsupported
 
-__all__ = ["Sample", "ensure_svg", "render_chart", "timeline_svg"]
+__all__ = ["chart_format", "render_chart", "timeline_svg"]
 
-WIDTH, HEIGHT = 840, 380
-LEFT, RIGHT, TOP, BOTTOM = 72, 24, 48, 48
 LINE = "#2563eb"
 MARK = "#dc2626"
 GRID = "#e5e7eb"
 INK = "#111827"
 BASELINE = "#9ca3af"
-
-
-@dataclass(frozen=True, slots=True)
-class Sample:
-    """The context size at one point of the timeline."""
-
-    turn: int
-    """The turn (provider response) this sample belongs to."""
-    tokens: int
-    """Context size in tokens."""
-    compaction: bool = False
-    """True for the size right after a compaction at this turn."""
-
-
-def nice_step(span: float, ticks: int = 5) -> float:
-    """A round tick step (1, 2 or 5 times a power of ten) covering ``span`` in ``ticks`` steps."""
-    if span <= 0:
-        return 1.0
-    raw = span / ticks
-    power = 10 ** math.floor(math.log10(raw))
-    for factor in (1, 2, 5, 10):
-        if raw <= factor * power:
-            return float(factor * power)
-    return float(10 * power)
-
-
-def _label(tokens: float) -> str:
-    if tokens >= 1000:
-        return f"{tokens / 1000:g}k"
-    return f"{tokens:g}"
 
 
 def timeline_svg(
@@ -69,36 +48,23 @@ def timeline_svg(
 
     ``baseline`` (drawn in grey) is the size the context would have had without compaction.
     """
-    turns = [s.turn for s in (*samples, *baseline)] or [0]
-    first, last = min(turns), max(turns)
-    top_value = max([s.tokens for s in (*samples, *baseline)] + [threshold or 0, 1])
-    step = nice_step(top_value * 1.05)
-    y_max = step * math.ceil(top_value * 1.05 / step)
+    axes = axes_for(samples, baseline, threshold)
+    x, y = axes.x, axes.y
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
-
-    def x(turn: float) -> float:
-        return LEFT + (turn - first) / max(1, last - first) * plot_w
-
-    def y(tokens: float) -> float:
-        return TOP + plot_h - tokens / y_max * plot_h
-
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
         f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">',
         f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
         f'<text x="{LEFT}" y="28" font-size="15" fill="{INK}">{escape(title)}</text>',
     ]
-    value = 0.0
-    while value <= y_max + 1e-9:
+    for value in axes.y_ticks():
         parts.append(
             f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
             f'stroke="{GRID}"/>'
             f'<text x="{LEFT - 8}" y="{y(value) + 4:.1f}" text-anchor="end" fill="{INK}">'
-            f"{_label(value)}</text>"
+            f"{tick_label(value)}</text>"
         )
-        value += step
-    turn_step = max(1, round(nice_step(last - first, 10)))
-    for turn in range(first, last + 1, turn_step):
+    for turn in axes.x_ticks():
         parts.append(
             f'<text x="{x(turn):.1f}" y="{HEIGHT - BOTTOM + 18}" text-anchor="middle" '
             f'fill="{INK}">{turn}</text>'
@@ -136,9 +102,30 @@ def timeline_svg(
     parts.append(
         f'<text x="{WIDTH - RIGHT}" y="28" text-anchor="end" fill="{MARK}">'
         f"● {compactions} compaction{'s' if compactions != 1 else ''}</text>"
+        f'<text x="{WIDTH - RIGHT}" y="46" text-anchor="end">'
+        f'<tspan fill="{LINE}">━ with compaction</tspan>   '
+        f'<tspan fill="{BASELINE}">┅ without compaction</tspan></text>'
     )
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
+
+
+ChartFormat = Literal["svg", "png"]
+"""The picture formats a chart can be written in."""
+
+
+def chart_format(path: Path | str) -> ChartFormat:
+    """The format ``path``'s suffix asks for.
+
+    Raises:
+        ChartFormatUnsupported: the suffix is neither ``.svg`` nor ``.png``.
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix == ".svg":
+        return "svg"
+    if suffix == ".png":
+        return "png"
+    raise ChartFormatUnsupported(path)
 
 
 def render_chart(
@@ -148,17 +135,12 @@ def render_chart(
     threshold: int | None,
     title: str,
     baseline: Sequence[Sample] = (),
-) -> str:
-    """The chart's file content for ``path`` (only ``.svg``).
+) -> bytes:
+    """The chart's file content in the format ``path`` asks for (``.svg`` or ``.png``).
 
     Raises:
-        ChartFormatUnsupported: the suffix is not ``.svg``.
+        ChartFormatUnsupported: any other suffix.
     """
-    ensure_svg(path)
-    return timeline_svg(samples, threshold=threshold, title=title, baseline=baseline)
-
-
-def ensure_svg(path: Path | str) -> None:
-    """Raise :class:`ChartFormatUnsupported` unless ``path`` ends in ``.svg``."""
-    if Path(path).suffix.lower() != ".svg":
-        raise ChartFormatUnsupported(path)
+    if chart_format(path) == "png":
+        return timeline_png(samples, threshold=threshold, title=title, baseline=baseline)
+    return timeline_svg(samples, threshold=threshold, title=title, baseline=baseline).encode()

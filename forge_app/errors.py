@@ -10,7 +10,7 @@
     │   ├── MalformedJson         the file is not JSON / JSONL (line and column)
     │   └── NotATranscript        the JSON is not a list of valid OpenAI messages
     ├── OutputNotWritten      an output file could not be written; nothing was left behind
-    ├── ChartFormatUnsupported  a chart file name asks for a format we cannot draw
+    ├── ChartFormatUnsupported  a chart file name asks for neither SVG nor PNG
     ├── EndpointNotConfigured  ``run`` has no provider endpoint or model to call
     ├── HookFailed            a plugin's hook raised; names the plugin and the hook
     ├── PluginRejected        a plugin cannot be registered (hook wrappers, bad hooks)
@@ -205,8 +205,8 @@ class ChartFormatUnsupported(ForgeAppError, ValueError):
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
         super().__init__(
-            f"{path}: only .svg charts are supported (PNG would need an imaging library); "
-            "convert the SVG with a tool such as rsvg-convert if you need a PNG"
+            f"{path}: unsupported chart format {self.path.suffix or '(no suffix)'!r}; "
+            "use a .svg or .png file name"
         )
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "layout_for",
     "parse_transcript",
     "read_transcript",
+    "write_bytes_atomic",
     "write_text_atomic",
     "write_transcript",
 ]
@@ -170,14 +171,26 @@ def layout_for(path: Path | str, transcript: Transcript) -> Layout:
 
 
 def write_text_atomic(path: Path | str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename (``-``: stdout).
+    """Write ``text`` as UTF-8 to ``path`` atomically, like :func:`write_bytes_atomic`."""
+    if str(path) == STDIO:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def write_bytes_atomic(path: Path | str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename (``-``: stdout).
+
+    The temporary file sits in the target's directory, is flushed to disk, then
+    replaces the target in one step; it is removed if anything fails.
 
     Raises:
         OutputNotWritten: the directory is missing or not writable; nothing is left behind.
     """
     if str(path) == STDIO:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
         return
     target = Path(path)
     directory = target.parent
@@ -191,8 +204,8 @@ def write_text_atomic(path: Path | str, text: str) -> None:
         raise OutputNotWritten(path, exc.strerror or str(exc)) from exc
     try:
         os.chmod(temporary, _mode_for(target))
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
         os.replace(temporary, target)

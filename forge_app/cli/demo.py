@@ -23,7 +23,7 @@ from forge_app.cli.replay import (
 )
 from forge_app.cli.report import metrics_table
 from forge_app.compactor import is_summary_message
-from forge_app.transcripts import Transcript, parse_transcript, write_text_atomic, write_transcript
+from forge_app.transcripts import Transcript, parse_transcript, write_bytes_atomic, write_transcript
 from forge_domain import Agent
 
 DEMO_DIR = "demo"
@@ -97,7 +97,7 @@ def demo_command(
         samples, baseline = chart_samples(turns, recorded)
         chart = output_dir / "timeline.svg"
         title = f"demo session · agent {agent.id} · context size per turn"
-        write_text_atomic(
+        write_bytes_atomic(
             chart, render_chart(chart, samples, threshold=threshold, title=title, baseline=baseline)
         )
         err.print(f"wrote {output_dir}/compacted.json, replayed.json and timeline.svg")

@@ -9,13 +9,20 @@ import anyio
 import typer
 from rich.table import Table
 
-from forge_app.chart import Sample, ensure_svg, render_chart
+from forge_app.chart import chart_format, render_chart
+from forge_app.chart_axes import Sample
 from forge_app.cli.compacting import ensure_provider_valid
 from forge_app.cli.console import err
 from forge_app.cli.options import AgentId, AgentPath, Session, resolve_agent
 from forge_app.dispatch import discover_plugins
 from forge_app.replay import Replay, ReplayTurn
-from forge_app.transcripts import Transcript, read_transcript, write_text_atomic, write_transcript
+from forge_app.transcripts import (
+    Transcript,
+    read_transcript,
+    write_bytes_atomic,
+    write_text_atomic,
+    write_transcript,
+)
 from forge_domain import Agent, Context, Role, TokenCount
 
 BAR_WIDTH = 20
@@ -123,7 +130,7 @@ def replay_command(
     agent_id: AgentId = None,
     chart: Annotated[
         Path | None,
-        typer.Option("--chart", help="Write the timeline as an SVG picture (.svg only)."),
+        typer.Option("--chart", help="Write the timeline as a picture: .svg or .png."),
     ] = None,
     output: Annotated[
         Path | None,
@@ -140,7 +147,7 @@ def replay_command(
     Prints a timeline of context size per turn with every compaction marked.
     """
     if chart is not None:
-        ensure_svg(chart)
+        chart_format(chart)
     chosen = resolve_agent(agent, agent_id)
     transcript = read_transcript(session)
     ensure_provider_valid(transcript, session)
@@ -158,7 +165,7 @@ def replay_command(
     if chart is not None:
         samples, baseline = chart_samples(turns, recorded)
         title = f"{Path(session).name} · agent {chosen.id} · context size per turn"
-        write_text_atomic(
+        write_bytes_atomic(
             chart, render_chart(chart, samples, threshold=threshold, title=title, baseline=baseline)
         )
         err.print(f"chart: {chart}")

@@ -77,6 +77,14 @@ def test_cli_replay_marks_every_compaction(tmp_path):
     assert compactions > 0
 
 
+def test_cli_replay_writes_a_png_chart(tmp_path):
+    chart = tmp_path / "t.png"
+    result = forge("replay", DEMO_SESSION, "--agent", DEMO_AGENT, "--chart", chart)
+    data = chart.read_bytes()
+    actual = (result.returncode, data[:8], int.from_bytes(data[16:20]), int.from_bytes(data[20:24]))
+    assert actual == (0, b"\x89PNG\r\n\x1a\n", 840, 380), result.stderr
+
+
 @needs_sessions
 def test_cli_replay_default_agent_on_small_session_never_compacts():
     result = forge("replay", SMALL)
@@ -106,7 +114,7 @@ AGENT_UNKNOWN_KEY = "agents:\n  - id: x\n    compactt: {}\n"
             ["compact", DEMO_SESSION, "--agent", "a.yaml", "--agent-id", "y"],
             "no agent 'y' (defined: x)",
         ),
-        ({}, ["replay", DEMO_SESSION, "--chart", "t.png"], "only .svg charts are supported"),
+        ({}, ["replay", DEMO_SESSION, "--chart", "t.pdf"], "unsupported chart format '.pdf'"),
         ({"s.json": json.dumps(ORPHAN)}, ["replay", "s.json"], "messages[1]"),
         ({"s.json": "[{]"}, ["replay", "s.json"], "line 1 column 3"),
         ({"a.yaml": "agents:\n  - id: x\n"}, ["run", "a.yaml", "hi"], "no endpoint configured"),
@@ -117,7 +125,7 @@ AGENT_UNKNOWN_KEY = "agents:\n  - id: x\n    compactt: {}\n"
         "agent-unknown-key",
         "agent-missing",
         "agent-id-unknown",
-        "chart-png",
+        "chart-pdf",
         "replay-provider-invalid",
         "replay-bad-json",
         "run-no-endpoint",
