@@ -53,6 +53,11 @@ from forge_domain.validation import ensure_valid, find_violations
 
 __all__ = ["LLMEngine"]
 
+SUMMARY_BASE_URL_ENV = "FORGE_SUMMARY_BASE_URL"
+"""Environment variable naming the summary model's endpoint (a cheap model's server)."""
+SUMMARY_API_KEY_ENV = "FORGE_SUMMARY_API_KEY"
+"""Environment variable holding the summary model's API key."""
+
 _log = structlog.get_logger()
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 _MIN_SECTIONS = 2
@@ -95,8 +100,10 @@ class LLMEngine:
             agent: the agent whose conversations are compacted.
             client: an OpenAI client to use (the engine builds one when None).
             model: the summary model (else ``compact.model``, else the agent's model).
-            base_url: the summary model's endpoint (else the agent's, else the environment's).
-            api_key: its key (else the agent's ``api_key_env`` variable, else ``OPENAI_API_KEY``).
+            base_url: the summary model's endpoint (else ``FORGE_SUMMARY_BASE_URL``, else the
+                agent's ``base_url``, else ``OPENAI_BASE_URL``).
+            api_key: its key (else ``FORGE_SUMMARY_API_KEY``, else the variable the agent's
+                ``api_key_env`` names, else ``OPENAI_API_KEY``).
             timeout: seconds the summary call may take.
             max_retries: the client's retries on transient errors.
             context_length: the agent model's window, when known.
@@ -118,8 +125,8 @@ class LLMEngine:
         self._agent = agent
         self._client = client
         self._owns_client = client is None
-        self._base_url = base_url or agent.base_url
-        self._api_key = api_key
+        self._base_url = base_url or os.environ.get(SUMMARY_BASE_URL_ENV) or agent.base_url
+        self._api_key = api_key or os.environ.get(SUMMARY_API_KEY_ENV)
         self._timeout = timeout
         self._max_retries = max_retries
         self._catalog = catalog if catalog is not None else ToolCatalog.default()

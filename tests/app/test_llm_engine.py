@@ -310,3 +310,15 @@ async def test_llm_engine_without_an_api_key_aborts(server, monkeypatch):
 
     with pytest.raises(SummaryAuthFailed):
         await engine.compress(coding_session())
+
+
+async def test_llm_engine_reads_its_endpoint_from_the_environment(server, monkeypatch):
+    monkeypatch.setenv("FORGE_SUMMARY_BASE_URL", server.base_url)
+    monkeypatch.setenv("FORGE_SUMMARY_API_KEY", "k")
+    engine = LLMEngine(coding_agent(), max_retries=0)
+    server.script(Reply.text(GOOD))
+
+    outcome = await engine.compress(coding_session())
+    await engine.aclose()
+
+    assert outcome.result.engine == "llm"
