@@ -13,8 +13,11 @@ It reacts to three events of its conversation:
 It depends only on the :class:`~forge_domain.ContextEngine` protocol, so any
 engine works. The loop guard stops automatic compaction after two compactions
 in a row that leave the context over the threshold (they would only burn time
-and summary quality); it fires ``compaction_suspended`` and resumes once a
-response shows the context under the threshold again. Forced compaction is
+and summary quality). A compaction is judged at once by the engine's estimate
+and, if that says it worked, again by the provider's count on the next
+response (Hermes's rule: estimates can be optimistic). The guard fires
+``compaction_suspended`` and lifts once a response shows the context under the
+threshold again. Forced compaction is
 never suspended. A failing compaction fires ``compaction_failed`` and leaves
 the context as it was; the run goes on.
 """
@@ -39,6 +42,7 @@ from forge_domain import (
     ContextEngine,
     ForgeDomainError,
     TextMessage,
+    TokenCount,
 )
 
 MAX_INEFFECTIVE_COMPACTIONS = 2
@@ -64,6 +68,7 @@ class CompactionHandler:
         self.suspended = False
         """True while the loop guard holds automatic compaction back."""
         self._started = False
+        self._awaiting_usage = False
         engine.update_model(window)
 
     @hookimpl
@@ -81,11 +86,21 @@ class CompactionHandler:
 
     @hookimpl
     async def forge_on_response(self, conversation: Conversation, response: ModelResponse) -> None:
-        """Compact when the engine's triggers fire on the usage-anchored size."""
+        """Compact when the engine's triggers fire on the usage-anchored size.
+
+        The first response after a compaction also judges it: still over the
+        threshold with the provider's own count means it was ineffective.
+        """
         if response.usage is not None:
             self.engine.update_from_response(response.usage)
         context = conversation.context
-        if not self.engine.should_compress(context, context.token_count()):
+        count = context.token_count()
+        over = self.engine.should_compress(context, count)
+        if self._awaiting_usage and count.is_actual():
+            self._awaiting_usage = False
+            if over:
+                await self._ineffective(conversation, count)
+        if not over:
             self.ineffective = 0
             self.suspended = False
             return
@@ -142,8 +157,11 @@ class CompactionHandler:
     async def _guard(self, conversation: Conversation, after: Context, *, effective: bool) -> None:
         count = after.token_count()
         if effective and not self.engine.should_compress(after, count):
-            self.ineffective = 0
+            self._awaiting_usage = True
             return
+        await self._ineffective(conversation, count)
+
+    async def _ineffective(self, conversation: Conversation, count: TokenCount) -> None:
         self.ineffective += 1
         if self.ineffective >= MAX_INEFFECTIVE_COMPACTIONS and not self.suspended:
             self.suspended = True

@@ -182,6 +182,19 @@ async def test_loop_guard_suspends_after_two_ineffective_compactions_then_resume
 
 
 @pytest.mark.anyio
+async def test_loop_guard_judges_a_compaction_by_the_next_reported_usage():
+    engine = TinyEngine(AGENT)
+    conversation, handler, spy = setup(engine, "sutrutrutru")
+
+    for _ in range(3):
+        await conversation.hooks.dispatch(respond(conversation, 900))
+
+    kinds = [kind for kind, _ in spy.seen]
+    actual = (len(engine.calls), handler.suspended, kinds)
+    assert actual == (2, True, ["start", "end", "start", "end", "suspended"])
+
+
+@pytest.mark.anyio
 async def test_context_overflow_forces_a_compaction_even_when_suspended():
     engine = TinyEngine(AGENT)
     conversation, handler, spy = setup(engine, "sutrutrutru")
