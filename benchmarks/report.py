@@ -241,6 +241,19 @@ class Report:
                 f" {_ratio(_stats(row, 'ours'), _stats(row, 'hermes'), 3)} |"
                 f" {_mem(row, 'ours_peak_bytes')} |"
             )
+        codec = [_stats(row, "codec") for row in rows.values()]
+        mine = [_stats(row, "ours") for row in rows.values()]
+        theirs = [_stats(row, "hermes") for row in rows.values()]
+        if rows and all(codec) and all(mine):
+            total = sum(s.median for s in [*codec, *mine] if s)
+            line = (
+                f"\nOffline, all {len(rows)} sessions one after another (read + compact + write,"
+                f" medians summed): {fmt_time(total)}, i.e. {len(rows) / total:,.0f} transcripts/s"
+            )
+            if all(theirs):
+                hermes_total = sum(s.median for s in theirs if s)
+                line += f"; Hermes compress() alone: {fmt_time(hermes_total)}"
+            lines.append(line + ".")
         self.tables.append("\n".join(lines))
         ratios = [
             (name, int(row["ours_peak_bytes"]) / int(row["json_bytes"]))  # type: ignore[call-overload]

@@ -156,7 +156,7 @@ def real_sessions(report: Report, quick: bool, hermes: object) -> None:
     automatic = ours.compactor(config.compact)
     rows: dict[str, dict[str, object]] = {}
     files = sorted(SESSIONS_DIR.glob("*.json")) if SESSIONS_DIR.is_dir() else []
-    runs = 3 if quick else 5
+    runs = 2 if quick else 5
     for path in files:
         session = json.loads(path.read_text())
         context = Context.from_openai(session)
