@@ -14,7 +14,12 @@ from forge_app.errors import ContextLengthExceeded
 from forge_app.events import CompactionReason, EndReason
 from forge_app.hookspecs import hookimpl
 from forge_app.model import ModelRequest, ModelResponse
-from forge_domain import CompactionResult, TokenCount, ToolCall, ToolResult
+from forge_domain import CompactionResult, Context, TokenCount, ToolCall, ToolResult
+
+
+def _size(context: Context) -> dict[str, int | str]:
+    count = context.token_count()
+    return {"messages": len(context), "tokens": count.value, "token_count_kind": count.kind}
 
 
 class LoggingPlugin:
@@ -37,17 +42,13 @@ class LoggingPlugin:
     def forge_on_start(self, conversation: Conversation) -> None:
         """``conversation_started``."""
         context = conversation.context
-        self._bind(conversation).info(
-            "conversation_started", messages=len(context), tokens=int(context.token_count())
-        )
+        self._bind(conversation).info("conversation_started", **_size(context))
 
     @hookimpl
     def forge_on_request(self, conversation: Conversation, turn: int) -> None:
         """``request_prepared``."""
         context = conversation.context
-        self._bind(conversation).debug(
-            "request_prepared", turn=turn, messages=len(context), tokens=str(context.token_count())
-        )
+        self._bind(conversation).debug("request_prepared", turn=turn, **_size(context))
 
     @hookimpl
     def forge_on_response(
@@ -93,9 +94,7 @@ class LoggingPlugin:
     def forge_on_turn_end(self, conversation: Conversation, turn: int) -> None:
         """``turn_ended``."""
         context = conversation.context
-        self._bind(conversation).debug(
-            "turn_ended", turn=turn, messages=len(context), tokens=str(context.token_count())
-        )
+        self._bind(conversation).debug("turn_ended", turn=turn, **_size(context))
 
     @hookimpl
     def forge_on_context_overflow(
@@ -171,6 +170,5 @@ class LoggingPlugin:
             reason=reason,
             turns=conversation.turns,
             compactions=conversation.compactions,
-            messages=len(context),
-            tokens=str(context.token_count()),
+            **_size(context),
         )
