@@ -36,7 +36,7 @@ from forge_app.engines.guard import CompactionGuard
 from forge_app.engines.prompt import SECTIONS, framed, summary_prompt
 from forge_app.engines.serialize import SerializationLimits, serialize_span
 from forge_app.engines.span import Span, find_span, frame_of
-from forge_app.engines.splice import splice_summary
+from forge_app.engines.splice import carry_reasoning, splice_summary
 from forge_app.errors import CompactionFailed, EngineUnavailable, SummaryAuthFailed
 from forge_app.frame import SummaryFrame
 from forge_app.redaction import redact
@@ -226,6 +226,7 @@ class LLMEngine:
             span_usage=_accumulated_usage(span),
             summary_data=frame.model_dump(mode="json"),
         )
+        messages = carry_reasoning(messages, span.messages, after=span.start)
         compacted = Context(messages, usage_floor=len(messages))
         violations = find_violations(compacted)
         if violations:
@@ -244,7 +245,7 @@ class LLMEngine:
         return self._outcome(context, compacted, (span.start, span.end), engine, usage, coverage)
 
     async def _summarise(self, span: Span, focus: str | None) -> tuple[str, Usage | None]:
-        turns = serialize_span(span.turns, self._limits)
+        turns = serialize_span([m for m in span.turns if not m.droppable], self._limits)
         span_tokens = sum(message.approx_tokens for message in span.turns)
         target = max(1_000, min(span_tokens // 5, self._window // 20, _SUMMARY_CEILING))
         prompt = summary_prompt(

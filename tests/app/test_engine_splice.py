@@ -7,7 +7,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forge_app.engines.prompt import END_MARKER, SUMMARY_PREFIX, framed, summary_body
-from forge_app.engines.splice import STUB_RESULT, sanitize_tool_pairs, splice_summary
+from forge_app.engines.splice import (
+    STUB_RESULT,
+    carry_reasoning,
+    sanitize_tool_pairs,
+    splice_summary,
+)
 from forge_domain import Context, Role, TextMessage, ToolResult
 from forge_domain.testing import pattern, pattern_of
 from forge_domain.validation import find_violations
@@ -86,3 +91,13 @@ def test_splice_summary_output_is_always_provider_valid(letters, data):
     actual = find_violations(Context(splice_summary(fixture, (start, end), "## Goal\nx")))
 
     assert actual == []
+
+
+def test_carry_reasoning_moves_the_span_s_last_reasoning_to_the_next_assistant():
+    thinking = ({"type": "reasoning.text", "text": "think"},)
+    span = [TextMessage.assistant("a", reasoning_details=thinking), TextMessage.user("u")]
+    after = [TextMessage.user("summary"), TextMessage.assistant("b")]
+
+    actual = [m.reasoning_details for m in carry_reasoning(after, span, after=0)]
+
+    assert actual == [None, thinking]
