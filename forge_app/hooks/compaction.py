@@ -140,12 +140,13 @@ class CompactionHandler:
                 CompactionFailedEvent(conversation=conversation, reason=reason, error=exc)
             )
             return None
-        after = outcome.context
-        if pending and last is not None:
-            after = Context([*after, last], usage_floor=len(after) + 1)
-        if not conversation.replace_context(before, after):
-            return None
+        after = before
         if outcome.changed():
+            after = outcome.context
+            if pending and last is not None:
+                after = Context([*after, last], usage_floor=len(after) + 1)
+            if not conversation.replace_context(before, after):
+                return None
             conversation.compactions += 1
         await hooks.dispatch(
             CompactionEndEvent(conversation=conversation, reason=reason, result=outcome.result)
