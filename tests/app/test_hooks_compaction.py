@@ -117,7 +117,8 @@ async def test_response_under_threshold_leaves_the_context_alone():
 
 @pytest.mark.anyio
 async def test_pending_tool_call_stays_out_of_the_compaction():
-    engine = TinyEngine(AGENT.model_copy(update={"compact": Compact(retention_window=0)}))
+    everything = Compact(retention_window=0, eviction_window=1.0)
+    engine = TinyEngine(AGENT.model_copy(update={"compact": everything}))
     conversation, _, _ = setup(engine, "sutrutrutru")
     event = respond(conversation, 800, tool_call=True)
     pending = conversation.context[-1]
@@ -125,8 +126,8 @@ async def test_pending_tool_call_stays_out_of_the_compaction():
     await conversation.hooks.dispatch(event)
 
     context = conversation.context
-    actual = (context[-1] is pending, context.token_count().is_actual())
-    assert actual == (True, False)
+    actual = (pattern_of(context), context[-1] is pending, context.token_count().is_actual())
+    assert actual == ("suut", True, False)
 
 
 @pytest.mark.anyio
