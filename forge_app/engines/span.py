@@ -51,11 +51,15 @@ def find_span(
     """The span between the protected head and tail, or None when it is empty.
 
     The first exchange is protected only while the conversation holds no
-    summary yet (the first compaction). When the whole conversation after the
-    head fits the tail's token budget, the tail shrinks to ``min_tail_messages``.
+    summary yet (the first compaction) and only when it fits the tail's token
+    budget. When the whole conversation after the head fits the tail's token
+    budget, the tail shrinks to ``min_tail_messages``.
     """
     first_time = not any(is_engine_summary(message) for message in messages)
     start = head_end(messages, first_exchange=first_time)
+    bare = head_end(messages, first_exchange=False)
+    if sum(m.approx_tokens for m in messages[bare:start]) > max(tail_tokens, 0):
+        start = bare  # a first exchange bigger than the tail budget is summarised, not kept
     end = tail_start(
         messages, lower=start, min_messages=min_tail_messages, token_budget=tail_tokens
     )

@@ -44,9 +44,17 @@ def test_find_span_folds_a_frame_summary():
 def test_find_span_protects_the_first_exchange_only_the_first_time():
     fixture = list(pattern("suaaaaua"))
 
-    actual = find_span(fixture, min_tail_messages=2, tail_tokens=0).start
+    actual = find_span(fixture, min_tail_messages=2, tail_tokens=10).start
 
     assert actual == 3
+
+
+def test_find_span_does_not_protect_a_first_exchange_bigger_than_the_tail_budget():
+    fixture = [TextMessage.system("s"), TextMessage.user("x" * 4_000), *pattern("aaaaua")]
+
+    actual = find_span(fixture, min_tail_messages=2, tail_tokens=500).start
+
+    assert actual == 1
 
 
 VALID_UNITS = st.lists(st.sampled_from(["u", "a", "tr", "te", "Trr", "Tre"]), max_size=12).map(
