@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from forge_domain.compact import Compact
+from forge_domain.json import JsonValue
+from forge_domain.tool_catalog import ToolCatalog
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 """Window assumed when the model's context length is unknown."""
@@ -56,6 +58,19 @@ class Agent(BaseModel):
     """OpenAI-compatible endpoint; the environment's ``OPENAI_BASE_URL`` when unset."""
     api_key_env: str | None = None
     """Name of the environment variable holding the API key (``OPENAI_API_KEY`` when unset)."""
+    tool_kinds: dict[str, JsonValue] = Field(default_factory=dict)
+    """Extra tool classifications for summaries (``{"my_reader": {"kind": "file_read", ...}}``)."""
+
+    @field_validator("tool_kinds")
+    @classmethod
+    def _tool_kinds_parse(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        ToolCatalog.default().extended(value)
+        return value
+
+    def tool_catalog(self) -> ToolCatalog:
+        """The built-in tool catalog extended with this agent's ``tool_kinds``."""
+        catalog = ToolCatalog.default()
+        return catalog.extended(self.tool_kinds) if self.tool_kinds else catalog
 
     def with_compact_model(self) -> Agent:
         """Return the agent with ``compact.model`` defaulting to the agent's model."""

@@ -35,7 +35,7 @@ class FrameEngine:
         self._agent = agent
         self._cwd = cwd
         self._template_dir = template_dir
-        self._catalog = catalog
+        self._catalog = catalog if catalog is not None else agent.tool_catalog()
         self.last_usage: Usage | None = None
         self.update_model(context_length)
 

@@ -129,7 +129,7 @@ class LLMEngine:
         self._api_key = api_key or os.environ.get(SUMMARY_API_KEY_ENV)
         self._timeout = timeout
         self._max_retries = max_retries
-        self._catalog = catalog if catalog is not None else ToolCatalog.default()
+        self._catalog = catalog if catalog is not None else agent.tool_catalog()
         self._frame = SummaryFrame(template_dir)
         self._transform = SummaryTransformer(cwd)
         self._limits = limits if limits is not None else SerializationLimits()

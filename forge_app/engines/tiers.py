@@ -78,7 +78,7 @@ class TieredEngine:
         self._agent = agent
         self._cwd = cwd
         self._template_dir = template_dir
-        self._catalog = catalog
+        self._catalog = catalog if catalog is not None else agent.tool_catalog()
         self._tail_ratio = tail_ratio
         self._set_threshold(context_length)
 
