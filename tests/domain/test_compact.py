@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from forge_domain import Compact, InvalidConfig, TokenCount
@@ -190,3 +192,26 @@ def test_compact_merged_with_keeps_fields_set_from_either_side():
     merged = Compact(max_tokens=10).merged_with(Compact(turn_threshold=3))
     actual = merged.model_fields_set
     assert actual == {"max_tokens", "turn_threshold"}
+
+
+_field_values = {
+    "retention_window": st.integers(0, 50),
+    "eviction_window": st.floats(0.0, 1.0),
+    "max_tokens": st.one_of(st.none(), st.integers(1, 10**6)),
+    "token_threshold": st.one_of(st.none(), st.integers(0, 10**6)),
+    "token_threshold_percentage": st.one_of(st.none(), st.floats(0.0, 1.0)),
+    "turn_threshold": st.one_of(st.none(), st.integers(0, 100)),
+    "message_threshold": st.one_of(st.none(), st.integers(0, 1000)),
+    "model": st.one_of(st.none(), st.text(max_size=5)),
+    "on_turn_end": st.one_of(st.none(), st.booleans()),
+    "engine": st.sampled_from(["frame", "llm"]),
+}
+partial_configs = st.fixed_dictionaries({}, optional=_field_values)
+
+
+@given(base=partial_configs, override=partial_configs)
+def test_compact_merged_with_takes_exactly_the_overrides_explicit_fields(base, override):
+    merged = Compact(**base).merged_with(Compact(**override))
+    actual = merged.model_dump()
+    expected = {**Compact().model_dump(), **base, **override}
+    assert actual == expected
