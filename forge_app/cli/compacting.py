@@ -93,7 +93,6 @@ def compact_transcript(
     context = transcript.context
     threshold = agent.compaction_threshold()
     config = agent.with_compaction_threshold().compact
-
     compactor = Compactor(agent.compact)
     started = time.perf_counter()
     trigger: Trigger
