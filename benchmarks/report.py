@@ -288,6 +288,7 @@ class Report:
             "machine": self.machine,
             "command": self.command,
             "elapsed_seconds": self.elapsed,
+            "units": {"timings": "seconds", "*_bytes": "bytes", "in/*_out": "[messages, tokens]"},
             "targets": [{"target": t, "met": ok, "measured": m} for t, ok, m in self.targets],
             **{k: _jsonable(v) for k, v in self.sections.items()},
         }
