@@ -97,7 +97,7 @@ class CompactionStrategy(RootModel[Evict | Retain | Min | Max]):
                 return min(left.retained_count(context), right.retained_count(context))
             case Max(left=left, right=right):
                 return max(left.retained_count(context), right.retained_count(context))
-            case _:
+            case _:  # pragma: no cover  # the union is closed; mypy proves this unreachable
                 assert_never(strategy)
 
     def eviction_range(self, context: Context) -> tuple[int, int] | None:
