@@ -73,7 +73,13 @@ from forge_app.events import (
     ToolCallStartEvent,
     TurnEndEvent,
 )
-from forge_app.frame import SUMMARY_MARKER, SummaryFrame, is_summary_text
+from forge_app.frame import (
+    SUMMARY_MARKER,
+    TEMPLATE_NAME,
+    SummaryFrame,
+    default_template_dir,
+    is_summary_text,
+)
 from forge_app.hooks import CompactionHandler, LoggingPlugin
 from forge_app.hookspecs import hookimpl, hookspec
 from forge_app.logging import configure_logging
@@ -88,6 +94,14 @@ from forge_app.model import (
 from forge_app.orchestrator import EngineFactory, Orchestrator, RetryPolicy, default_engine
 from forge_app.redaction import REDACTED, redact
 from forge_app.replay import Replay, ReplayModel, ReplayTools, ReplayTurn, replay
+from forge_app.summary_budget import (
+    COMMAND_LIMIT,
+    OMISSION_NOTE,
+    TRUNCATION_MARKER,
+    drop_oldest_narration,
+    limit_texts,
+    truncate_text,
+)
 from forge_app.tools import Tool, ToolExecutor, ToolRegistry
 from forge_app.transcripts import (
     Transcript,
@@ -102,19 +116,25 @@ from forge_app.transformers import (
     DedupeRole,
     DropRole,
     KeepLastOperation,
+    Pipe,
     StripWorkingDir,
     SummaryTransformer,
     Transformer,
+    When,
     pipe,
     when,
 )
 
 __all__ = [
+    "COMMAND_LIMIT",
     "END_MARKER",
     "ENTRY_POINT_GROUP",
+    "OMISSION_NOTE",
     "REDACTED",
     "SUMMARY_MARKER",
     "SUMMARY_PREFIX",
+    "TEMPLATE_NAME",
+    "TRUNCATION_MARKER",
     "AgentFile",
     "AgentNotFound",
     "ChartFormatUnsupported",
@@ -160,6 +180,7 @@ __all__ = [
     "OpenAIChatModel",
     "Orchestrator",
     "OutputNotWritten",
+    "Pipe",
     "PluginRejected",
     "ProviderUnavailable",
     "Pruned",
@@ -191,18 +212,22 @@ __all__ = [
     "Transformer",
     "TurnEndEvent",
     "UnknownEngine",
+    "When",
     "available_engines",
     "chart_format",
     "check_coverage",
     "configure_logging",
     "default_agent",
     "default_engine",
+    "default_template_dir",
     "discover_plugins",
+    "drop_oldest_narration",
     "hookimpl",
     "hookspec",
     "is_summary_message",
     "is_summary_text",
     "layout_for",
+    "limit_texts",
     "load_agent",
     "load_agents",
     "parse_agent_markdown",
@@ -219,6 +244,7 @@ __all__ = [
     "sanitize_tool_pairs",
     "timeline_png",
     "timeline_svg",
+    "truncate_text",
     "when",
     "write_bytes_atomic",
     "write_text_atomic",

@@ -20,6 +20,14 @@ import jinja2
 from forge_app.errors import TemplateNotFound
 from forge_domain.summary import ContextSummary
 
+__all__ = [
+    "SUMMARY_MARKER",
+    "TEMPLATE_NAME",
+    "SummaryFrame",
+    "default_template_dir",
+    "is_summary_text",
+]
+
 TEMPLATE_NAME = "forge-partial-summary-frame.md"
 """The file name of the summary template, in the default or a user template directory."""
 

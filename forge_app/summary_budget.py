@@ -6,6 +6,16 @@ from forge_domain.messages import Role
 from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, TextItem, ToolCallItem
 from forge_domain.summary_tools import ShellTool
 
+__all__ = [
+    "COMMAND_LIMIT",
+    "OMISSION_NOTE",
+    "TRUNCATION_MARKER",
+    "drop_oldest_narration",
+    "limit_texts",
+    "truncate_text",
+]
+
+
 TRUNCATION_MARKER = "… [truncated {count} chars]"
 """Appended where a text was cut; ``{count}`` is the number of characters removed."""
 COMMAND_LIMIT = 400

@@ -77,6 +77,7 @@ from forge_domain.todo import Todo, TodoChange, TodoStatus
 from forge_domain.tool_catalog import ToolCatalog, is_mcp_name, output_reports_failure
 from forge_domain.tool_spec import ToolSpec
 from forge_domain.usage import TokenCount, Usage
+from forge_domain.validation import Dialect, Violation, ensure_valid, find_violations
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
@@ -94,6 +95,7 @@ __all__ = [
     "ContextEngine",
     "ContextMessage",
     "ContextSummary",
+    "Dialect",
     "Evict",
     "FetchTool",
     "FileReadTool",
@@ -147,8 +149,11 @@ __all__ = [
     "ToolSpec",
     "UndoTool",
     "Usage",
+    "Violation",
     "content_text",
+    "ensure_valid",
     "find_sequence_preserving_last_n",
+    "find_violations",
     "format_float",
     "is_mcp_name",
     "message_from_openai",

@@ -14,6 +14,26 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from forge_domain.json import JsonObject, JsonValue
 from forge_domain.todo import TodoChange
 
+__all__ = [
+    "FetchTool",
+    "FileReadTool",
+    "FileRemoveTool",
+    "FileUpdateTool",
+    "FollowupTool",
+    "GenericTool",
+    "McpTool",
+    "PlanTool",
+    "SearchTool",
+    "SemSearchTool",
+    "SemanticQuery",
+    "ShellTool",
+    "SkillTool",
+    "TaskTool",
+    "TodoReadTool",
+    "TodoWriteTool",
+    "UndoTool",
+]
+
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 

@@ -12,6 +12,12 @@ from typing import Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict
 
+__all__ = [
+    "Todo",
+    "TodoChange",
+]
+
+
 TodoStatus: TypeAlias = Literal["pending", "in_progress", "completed", "cancelled"]
 """The statuses a todo item can have."""
 

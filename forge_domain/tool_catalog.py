@@ -55,6 +55,12 @@ from forge_domain.todo import TODO_STATUSES, Todo, todo_changes
 from forge_domain.tool_defaults import DEFAULT_TOOLS
 from forge_domain.tool_spec import ToolSpec
 
+__all__ = [
+    "ToolCatalog",
+    "is_mcp_name",
+    "output_reports_failure",
+]
+
 EXCERPT_CHARS = 120
 """Longest argument excerpt kept for a generic tool call."""
 

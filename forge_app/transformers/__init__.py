@@ -3,12 +3,8 @@
 from forge_app.transformers.base import Pipe, Transformer, When, pipe, when
 from forge_app.transformers.dedupe_role import DedupeRole
 from forge_app.transformers.drop_role import DropRole
-from forge_app.transformers.keep_last_operation import (
-    KeepLastOperation,
-    keep_last_operations,
-    operation_key,
-)
-from forge_app.transformers.strip_working_dir import StripWorkingDir, strip_dir
+from forge_app.transformers.keep_last_operation import KeepLastOperation
+from forge_app.transformers.strip_working_dir import StripWorkingDir
 from forge_app.transformers.summary import SummaryTransformer
 
 __all__ = [
@@ -20,9 +16,6 @@ __all__ = [
     "SummaryTransformer",
     "Transformer",
     "When",
-    "keep_last_operations",
-    "operation_key",
     "pipe",
-    "strip_dir",
     "when",
 ]

@@ -6,6 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
+__all__ = [
+    "Transformer",
+    "pipe",
+    "when",
+]
+
+
 T = TypeVar("T")
 
 

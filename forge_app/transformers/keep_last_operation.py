@@ -41,6 +41,10 @@ from forge_domain.summary_tools import (
     UndoTool,
 )
 
+__all__ = [
+    "KeepLastOperation",
+]
+
 
 def operation_key(tool: SummaryTool) -> Hashable | None:
     """What makes two calls "the same operation"; None for calls that are never merged."""

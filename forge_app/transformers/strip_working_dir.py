@@ -8,6 +8,10 @@ from pathlib import PurePosixPath
 from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, ToolCallItem
 from forge_domain.summary_tools import FileReadTool, FileRemoveTool, FileUpdateTool, UndoTool
 
+__all__ = [
+    "StripWorkingDir",
+]
+
 
 def strip_dir(path: str, cwd: str) -> str:
     """``path`` relative to ``cwd`` when ``cwd`` is a component-wise prefix; else ``path``.

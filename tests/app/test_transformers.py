@@ -10,9 +10,9 @@ from forge_app.transformers import (
     KeepLastOperation,
     StripWorkingDir,
     SummaryTransformer,
-    operation_key,
-    strip_dir,
 )
+from forge_app.transformers.keep_last_operation import operation_key
+from forge_app.transformers.strip_working_dir import strip_dir
 from forge_domain import (
     ContextSummary,
     FetchTool,
