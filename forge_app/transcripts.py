@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -183,7 +184,8 @@ def write_bytes_atomic(path: Path | str, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file and a rename (``-``: stdout).
 
     The temporary file sits in the target's directory, is flushed to disk, then
-    replaces the target in one step; it is removed if anything fails.
+    replaces the target in one step; it is removed if anything fails. An existing
+    device or FIFO (``/dev/null``) is written in place, never replaced.
 
     Raises:
         OutputNotWritten: the directory is missing or not writable; nothing is left behind.
@@ -193,6 +195,9 @@ def write_bytes_atomic(path: Path | str, data: bytes) -> None:
         sys.stdout.buffer.flush()
         return
     target = Path(path)
+    if _is_special(target):
+        _write_in_place(target, data)
+        return
     directory = target.parent
     try:
         handle, temporary = tempfile.mkstemp(
@@ -213,6 +218,24 @@ def write_bytes_atomic(path: Path | str, data: bytes) -> None:
         raise OutputNotWritten(path, exc.strerror or str(exc)) from exc
     finally:
         Path(temporary).unlink(missing_ok=True)
+
+
+def _is_special(target: Path) -> bool:
+    """True for an existing device, FIFO or socket (``/dev/null``, ``/dev/stdout`` …)."""
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _write_in_place(target: Path, data: bytes) -> None:
+    """Write to a special file directly: renaming over a device would replace the device."""
+    try:
+        with target.open("wb") as stream:
+            stream.write(data)
+    except OSError as exc:
+        raise OutputNotWritten(target, exc.strerror or str(exc)) from exc
 
 
 def _mode_for(target: Path) -> int:

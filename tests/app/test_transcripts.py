@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
+import threading
 from pathlib import Path
 
 import pytest
@@ -193,3 +196,20 @@ def test_write_text_atomic_keeps_permissions_of_replaced_file(tmp_path):
     path.chmod(0o640)
     write_text_atomic(path, "new")
     assert (path.read_text(), path.stat().st_mode & 0o777) == ("new", 0o640)
+
+
+def test_write_text_atomic_writes_into_a_fifo_without_replacing_it(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader.start()
+    write_text_atomic(fifo, "through the pipe")
+    reader.join(timeout=10)
+    assert (received, stat.S_ISFIFO(fifo.stat().st_mode)) == ([b"through the pipe"], True)
+
+
+def test_write_text_atomic_to_a_directory_fails_cleanly(tmp_path):
+    with pytest.raises(OutputNotWritten, match="Is a directory"):
+        write_text_atomic(tmp_path, "x")
+    assert list(tmp_path.iterdir()) == []
