@@ -8,6 +8,7 @@ Errors are one line on standard error; ``--debug`` shows the traceback instead.
 
 from __future__ import annotations
 
+import importlib.metadata
 import sys
 from collections.abc import Sequence
 from typing import Annotated
@@ -31,8 +32,18 @@ app = typer.Typer(
 )
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"forge-compact {importlib.metadata.version('forge-compact')}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _options(
+    version: Annotated[  # handled by its eager callback
+        bool,
+        typer.Option("--version", callback=_show_version, is_eager=True, help="Print the version."),
+    ] = False,
     debug: Annotated[  # read from argv by main() before typer runs; declared for --help
         bool,
         typer.Option("--debug", help="Show tracebacks instead of one-line errors (any position)."),

@@ -250,3 +250,8 @@ def test_cli_help_lists_every_command():
     result = forge("--help")
     commands = ["compact", "replay", "validate", "batch", "run", "demo"]
     assert [c for c in commands if c in result.stdout] == commands
+
+
+def test_cli_version():
+    result = forge("--version")
+    assert (result.returncode, result.stdout.startswith("forge-compact 0.")) == (0, True)
