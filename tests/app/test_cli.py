@@ -255,3 +255,12 @@ def test_cli_help_lists_every_command():
 def test_cli_version():
     result = forge("--version")
     assert (result.returncode, result.stdout.startswith("forge-compact 0.")) == (0, True)
+
+
+@needs_sessions
+def test_cli_compact_keeps_the_object_layout_and_its_other_keys(tmp_path):
+    source = tmp_path / "s.json"
+    source.write_text(json.dumps({"model": "m", "messages": json.loads(SMALL.read_text())}))
+    result = forge("compact", source, "-o", tmp_path / "out.json", "--force")
+    written = json.loads((tmp_path / "out.json").read_text())
+    assert (result.returncode, sorted(written), written["model"]) == (0, ["messages", "model"], "m")
