@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -34,6 +35,17 @@ def find_transcripts(source: str) -> list[Path]:
     else:
         found = [Path(p) for p in glob.glob(source, recursive=True) if Path(p).is_file()]
     return sorted(found)
+
+
+def output_paths(files: list[Path], outdir: Path) -> list[Path]:
+    """Where each input goes: its path below the inputs' common directory, inside ``outdir``.
+
+    Files of one directory keep their names; a recursive glob keeps its sub-directories,
+    so two inputs with the same name never overwrite each other.
+    """
+    parents = [str(path.resolve().parent) for path in files]
+    root = Path(os.path.commonpath(parents)) if parents else Path()
+    return [outdir / path.resolve().relative_to(root) for path in files]
 
 
 def batch_command(
@@ -71,9 +83,8 @@ def batch_command(
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=err, transient=True) as progress:
         task = progress.add_task("compacting", total=len(files))
-        for path in files:
+        for path, target in zip(files, output_paths(files, outdir), strict=True):
             progress.update(task, description=f"compacting {path.name}")
-            target = outdir / path.name
             if target.resolve() == path.resolve():
                 failures.append((str(path), f"{path}: the output would overwrite the input"))
                 progress.advance(task)
@@ -82,6 +93,7 @@ def batch_command(
                 compacted, metrics = compact_transcript(
                     read_transcript(path), chosen, source=str(path), force=force
                 )
+                target.parent.mkdir(parents=True, exist_ok=True)
                 write_transcript(target, compacted)
             except (TranscriptError, CompactionFailed, OutputNotWritten) as exc:
                 failures.append((str(path), str(exc)))
@@ -91,7 +103,7 @@ def batch_command(
     lines = [row.model_dump_json() + "\n" for row in rows]
     lines += [json.dumps({"input": name, "error": error}) + "\n" for name, error in failures]
     write_text_atomic(outdir / METRICS_FILE, "".join(lines))
-    err.print(batch_table(rows, failures))
+    err.print(batch_table(rows, failures, outdir))
     for _, error in failures:
         fail(error)
     err.print(f"metrics: {outdir / METRICS_FILE}")

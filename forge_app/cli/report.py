@@ -59,8 +59,10 @@ def metrics_table(metrics: CompactionMetrics) -> Group:
     return Group(heading, table, details)
 
 
-def batch_table(rows: Sequence[CompactionMetrics], failures: Sequence[tuple[str, str]]) -> Table:
-    """One row per file plus a total; failed files are listed with their error."""
+def batch_table(
+    rows: Sequence[CompactionMetrics], failures: Sequence[tuple[str, str]], outdir: Path
+) -> Table:
+    """One row per file (named by its path inside ``outdir``) plus a total; failures are marked."""
     table = Table(title="batch compaction", title_justify="left")
     for name, justify in [
         ("file", "left"),
@@ -74,7 +76,7 @@ def batch_table(rows: Sequence[CompactionMetrics], failures: Sequence[tuple[str,
         table.add_column(name, justify=justify)  # type: ignore[arg-type]  # literal from the list
     for row in rows:
         table.add_row(
-            Path(row.input).name,
+            str(Path(row.output).relative_to(outdir)) if row.output else Path(row.input).name,
             f"{row.tokens_before:,}",
             f"{row.tokens_after:,}",
             f"{row.token_reduction_percent:.1f}%",

@@ -194,3 +194,12 @@ def test_cli_batch_refuses_to_overwrite_its_inputs(tmp_path):
     actual = (result.returncode, (tmp_path / "s.json").read_bytes() == before)
     assert actual == (1, True)
     assert "would overwrite the input" in result.stderr
+
+
+def test_cli_batch_recursive_glob_keeps_same_named_files_apart(tmp_path):
+    for folder in ("a", "a/b"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / folder / "s.json").write_text(DEMO_SESSION.read_text())
+    result = forge("batch", "**/s.json", "-o", "out", "--force", cwd=tmp_path)
+    written = sorted(str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*"))
+    assert (result.returncode, written) == (0, ["b", "b/s.json", "metrics.jsonl", "s.json"])
