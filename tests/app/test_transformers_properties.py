@@ -12,9 +12,9 @@ from forge_app.transformers import (
     StripWorkingDir,
     SummaryTransformer,
     pipe,
-    strip_dir,
     when,
 )
+from forge_app.transformers.strip_working_dir import strip_dir
 from forge_domain import (
     ContextSummary,
     FileReadTool,
