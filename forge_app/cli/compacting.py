@@ -93,7 +93,7 @@ def compact_transcript(
     context = transcript.context
     threshold = agent.compaction_threshold()
     config = agent.with_compaction_threshold().compact
-    compactor = Compactor(agent.compact)
+    compactor = Compactor(agent.compact, catalog=agent.tool_catalog())
     started = time.perf_counter()
     trigger: Trigger
     if config.should_compact(context, context.token_count()):
