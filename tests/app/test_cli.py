@@ -13,8 +13,8 @@ import pytest
 
 from forge_app.transcripts import read_transcript
 from forge_domain.validation import find_violations
+from tests.sessions import SESSIONS
 
-SESSIONS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "sessions"
 needs_sessions = pytest.mark.skipif(
     not SESSIONS.is_dir(), reason=f"real sessions not found at {SESSIONS}"
 )

@@ -22,8 +22,7 @@ from forge_domain import (
 )
 from forge_domain.testing import pattern, pattern_of
 from forge_domain.validation import find_violations
-
-SESSIONS = Path(__file__).resolve().parents[3] / "shared" / "data" / "sessions"
+from tests.sessions import SESSIONS
 
 
 def shape(context: Context) -> str:

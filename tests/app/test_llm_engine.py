@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import anyio
 import pytest
@@ -16,6 +15,7 @@ from forge_domain import Agent, Context, TextMessage, TokenCount, Usage
 from forge_domain.validation import find_violations
 from tests.app.engine_sessions import SECRET, coding_agent, coding_session
 from tests.app.fake_openai_server import FakeOpenAIServer, Reply
+from tests.sessions import SESSIONS
 
 pytestmark = pytest.mark.anyio
 
@@ -271,9 +271,7 @@ async def test_llm_engine_in_tiers_reads_real_outputs_when_forced(server, client
     ) == ("llm", True, False, [])
 
 
-SESSIONS = sorted(
-    (Path(__file__).resolve().parents[3] / "shared" / "data" / "sessions").glob("*.json")
-)
+SESSIONS = sorted(SESSIONS.glob("*.json"))
 
 
 @pytest.mark.parametrize("path", SESSIONS, ids=[p.stem for p in SESSIONS])

@@ -29,8 +29,8 @@ from forge_app.transcripts import (
 )
 from forge_domain import Context, TextMessage
 from forge_domain.testing import PATTERN_LETTERS, pattern
+from tests.sessions import SESSIONS
 
-SESSIONS = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "sessions"
 needs_sessions = pytest.mark.skipif(
     not SESSIONS.is_dir(), reason=f"real sessions not found at {SESSIONS}"
 )

@@ -23,8 +23,7 @@ from forge_domain import (
     ToolResult,
     Usage,
 )
-
-SESSIONS = Path("/work/shared/data/sessions")
+from tests.sessions import SESSIONS
 
 
 def _normal(value: object) -> object:

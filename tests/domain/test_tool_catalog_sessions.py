@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from pathlib import Path
 
 import pytest
 
@@ -23,8 +22,7 @@ from forge_domain import (
     ShellTool,
     SummaryTool,
 )
-
-SESSIONS = Path("/work/shared/data/sessions")
+from tests.sessions import SESSIONS
 
 pytestmark = pytest.mark.skipif(not SESSIONS.is_dir(), reason="shared sessions not available")
 
