@@ -33,9 +33,13 @@ def truncate_text(text: str, limit: int) -> str:
 
 
 def _limited(item: SummaryItem, limit: int) -> SummaryItem:
-    if isinstance(item, TextItem):
+    if isinstance(item, TextItem) and len(item.text) > limit:
         return item.model_copy(update={"text": truncate_text(item.text, limit)})
-    if isinstance(item, ToolCallItem) and isinstance(item.tool, ShellTool):
+    if (
+        isinstance(item, ToolCallItem)
+        and isinstance(item.tool, ShellTool)
+        and len(item.tool.command) > min(limit, COMMAND_LIMIT)
+    ):
         command = truncate_text(item.tool.command, min(limit, COMMAND_LIMIT))
         return item.model_copy(update={"tool": item.tool.model_copy(update={"command": command})})
     return item

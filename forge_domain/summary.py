@@ -152,25 +152,32 @@ class ContextSummary(BaseModel):
                 continue
             if message.role != role:
                 if buffer:
-                    blocks.append(SummaryBlock(role=role, contents=tuple(buffer)))
+                    blocks.append(SummaryBlock.model_construct(role=role, contents=tuple(buffer)))
                 buffer = []
                 role = message.role
-            if message.text:
-                buffer.append(TextItem(text=message.text))
+            text = message.text
+            if text:
+                buffer.append(TextItem.model_construct(text=text))
             calls = message.tool_calls or ()
             for call in calls:
                 result = results.get(call.id) if call.id else None
                 output = result.text if result is not None else None
                 success = result is not None and not catalog.has_failed(result)
                 for tool in catalog.classify(call, output=output, todos=todos):
-                    buffer.append(ToolCallItem(id=call.id or None, tool=tool, is_success=success))
+                    buffer.append(
+                        ToolCallItem.model_construct(
+                            id=call.id or None, tool=tool, is_success=success
+                        )
+                    )
             for call in calls:
                 written = catalog.written_todos(call)
                 if written is not None:
                     todos = apply_todos(todos, written)
         if buffer:
-            blocks.append(SummaryBlock(role=role, contents=tuple(buffer)))
-        return cls(blocks=tuple(blocks))
+            blocks.append(SummaryBlock.model_construct(role=role, contents=tuple(buffer)))
+        # Built from values of the right types only, so validation is skipped (it was
+        # the largest cost of compacting long sessions).
+        return cls.model_construct(blocks=tuple(blocks))
 
     def tool_calls(self) -> Iterator[ToolCallItem]:
         """Every tool-call item, in order."""

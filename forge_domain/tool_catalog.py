@@ -28,7 +28,7 @@ from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from forge_domain.errors import InvalidToolSpec
+from forge_domain.errors import InvalidArguments, InvalidToolSpec
 from forge_domain.json import JsonObject, JsonValue
 from forge_domain.messages import ToolCall, ToolResult
 from forge_domain.summary_tools import (
@@ -230,10 +230,10 @@ def _parse_entries(mapping: Mapping[str, JsonValue]) -> dict[str, tuple[ToolSpec
 
 def _arguments(call: ToolCall) -> JsonObject | None:
     try:
-        value = json.loads(call.arguments)
-    except ValueError:
+        value = call.parsed_arguments  # parsed once per call and cached on it
+    except InvalidArguments:
         return None
-    return cast(JsonObject, value) if isinstance(value, dict) else None
+    return value if isinstance(value, dict) else None
 
 
 def _strings(spec: ToolSpec, arguments: JsonObject) -> Iterator[str]:

@@ -54,5 +54,7 @@ class StripWorkingDir:
         tool = item.tool
         if not isinstance(tool, FileReadTool | FileUpdateTool | FileRemoveTool | UndoTool):
             return item
-        stripped = tool.model_copy(update={"path": strip_dir(tool.path, self.cwd)})
-        return item.model_copy(update={"tool": stripped})
+        path = strip_dir(tool.path, self.cwd)
+        if path == tool.path:
+            return item
+        return item.model_copy(update={"tool": tool.model_copy(update={"path": path})})
