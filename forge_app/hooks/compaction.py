@@ -79,6 +79,13 @@ class CompactionHandler:
             self.engine.on_session_start(conversation.id)
 
     @hookimpl
+    def forge_on_end(self, conversation: Conversation) -> None:
+        """Tell the engine the run is over; the next run of the conversation starts it again."""
+        if self._started:
+            self._started = False
+            self.engine.on_session_end(conversation.id)
+
+    @hookimpl
     async def forge_on_request(self, conversation: Conversation) -> None:
         """Preflight: compact a context that is already over the threshold."""
         if not self.suspended and self.engine.should_compress_preflight(conversation.context):

@@ -8,7 +8,13 @@ from structlog.testing import capture_logs
 from forge_app.conversation import Conversation
 from forge_app.dispatch import Hooks
 from forge_app.errors import ContextLengthExceeded
-from forge_app.events import ContextOverflowEvent, RequestEvent, ResponseEvent
+from forge_app.events import (
+    ContextOverflowEvent,
+    EndEvent,
+    RequestEvent,
+    ResponseEvent,
+    StartEvent,
+)
 from forge_app.hooks import CompactionHandler, LoggingPlugin
 from forge_app.hookspecs import hookimpl
 from forge_app.model import ModelRequest, ModelResponse
@@ -228,3 +234,15 @@ def test_context_is_never_mutated_in_place():
     appended = context.append(TextMessage.assistant("a"))
 
     assert (len(context), len(appended)) == (2, 3)
+
+
+@pytest.mark.anyio
+async def test_handler_tells_the_engine_when_a_session_starts_and_ends():
+    engine = TinyEngine(AGENT)
+    conversation, _, _ = setup(engine, "su")
+    for _ in range(2):
+        await conversation.hooks.dispatch(StartEvent(conversation=conversation))
+        await conversation.hooks.dispatch(
+            EndEvent(conversation=conversation, reason="final_answer")
+        )
+    assert (engine.sessions, engine.ended) == (["c", "c"], ["c", "c"])

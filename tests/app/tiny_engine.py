@@ -33,6 +33,7 @@ class TinyEngine:
         self.threshold = agent.compaction_threshold()
         self.calls: list[bool] = []
         self.sessions: list[str] = []
+        self.ended: list[str] = []
         self.usages: list[Usage] = []
 
     def update_model(self, context_length: int | None) -> None:
@@ -88,7 +89,7 @@ class TinyEngine:
         self.sessions.append(session_id)
 
     def on_session_end(self, session_id: str) -> None:
-        pass
+        self.ended.append(session_id)
 
     def on_session_reset(self) -> None:
         pass
