@@ -16,6 +16,7 @@ from forge_domain import Agent, Context, ContextMessage, Usage
 
 if TYPE_CHECKING:
     from forge_app.dispatch import Hooks
+    from forge_app.tools import ToolExecutor
 
 
 @dataclass(eq=False)
@@ -36,6 +37,8 @@ class Conversation:
     """Provider calls made so far."""
     compactions: int = 0
     """Compactions applied so far."""
+    tools: ToolExecutor | None = None
+    """This conversation's tools when they differ from the orchestrator's (engine tools)."""
 
     def append(self, *messages: ContextMessage) -> None:
         """Replace the context with one that ends with ``messages``."""

@@ -54,7 +54,7 @@ from forge_app.events import (
 )
 from forge_app.hooks import CompactionHandler, LoggingPlugin
 from forge_app.model import ChatModel, ModelRequest, ModelResponse, OpenAIChatModel
-from forge_app.tools import ToolExecutor, ToolRegistry
+from forge_app.tools import EngineTools, ToolExecutor, ToolRegistry
 from forge_domain import Agent, Context, ContextEngine, ContextMessage, TextMessage, ToolResult
 
 EngineFactory = Callable[[Agent], ContextEngine]
@@ -171,9 +171,8 @@ class Orchestrator:
             context = start
         else:
             context = Context(start)
-        handler = CompactionHandler(
-            self.engine(self.agent), self.agent, context_length=self.context_length
-        )
+        engine = self.engine(self.agent)
+        handler = CompactionHandler(engine, self.agent, context_length=self.context_length)
         hooks = Hooks(
             builtins=[(LoggingPlugin.name, LoggingPlugin()), (CompactionHandler.name, handler)],
             plugins=self.plugins,
@@ -184,6 +183,7 @@ class Orchestrator:
             agent=self.agent,
             context=context,
             hooks=hooks,
+            tools=EngineTools(self.tools, engine) if engine.tool_schemas() else None,
         )
 
     async def chat(
@@ -242,7 +242,7 @@ class Orchestrator:
             await hooks.dispatch(
                 ToolCallStartEvent(conversation=conversation, turn=number, call=call)
             )
-            result = await self.tools.execute(call)
+            result = await (conversation.tools or self.tools).execute(call)
             await hooks.dispatch(
                 ToolCallEndEvent(conversation=conversation, turn=number, call=call, result=result)
             )
@@ -259,7 +259,9 @@ class Orchestrator:
         overflowed = False
         while True:
             request = ModelRequest.of(
-                conversation.context, model=conversation.agent.model, tools=self.tools.schemas()
+                conversation.context,
+                model=conversation.agent.model,
+                tools=(conversation.tools or self.tools).schemas(),
             )
             try:
                 return request, await self._complete(conversation, request)

@@ -22,8 +22,16 @@ from typing import Protocol, cast, get_type_hints, runtime_checkable
 import anyio.to_thread
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from forge_app.errors import ToolFailed
-from forge_domain import InvalidArguments, JsonObject, JsonValue, ToolCall, ToolResult
+from forge_app.errors import ForgeAppError, ToolFailed
+from forge_domain import (
+    ContextEngine,
+    ForgeDomainError,
+    InvalidArguments,
+    JsonObject,
+    JsonValue,
+    ToolCall,
+    ToolResult,
+)
 
 ToolFunction = Callable[..., object]
 """A tool's implementation: returns text or any JSON value (sync or async)."""
@@ -139,5 +147,44 @@ class ToolRegistry:
                 return ToolResult.failed(call.id, "arguments must be a JSON object", name=call.name)
             output = await tool(arguments)
         except (InvalidArguments, ValidationError, ToolFailed) as exc:
+            return ToolResult.failed(call.id, str(exc), name=call.name)
+        return ToolResult.of(call.id, output, name=call.name)
+
+
+@dataclass(frozen=True, slots=True)
+class EngineTools:
+    """Tools of ``base`` plus the tools a context engine offers (e.g. search of compacted history).
+
+    A call to one of the engine's tools goes to :meth:`ContextEngine.handle_tool_call`;
+    every other call goes to ``base``. An engine error becomes an error result.
+    """
+
+    base: ToolExecutor
+    """The agent's own tools."""
+    engine: ContextEngine
+    """The conversation's context engine."""
+
+    def _engine_names(self) -> frozenset[str]:
+        names = set()
+        for schema in self.engine.tool_schemas():
+            function = schema.get("function")
+            if isinstance(function, dict) and isinstance(function.get("name"), str):
+                names.add(str(function["name"]))
+        return frozenset(names)
+
+    def schemas(self) -> tuple[JsonObject, ...]:
+        """The agent's schemas followed by the engine's."""
+        return (*self.base.schemas(), *self.engine.tool_schemas())
+
+    async def execute(self, call: ToolCall) -> ToolResult:
+        """Route ``call`` to the engine when it names one of the engine's tools."""
+        if call.name not in self._engine_names():
+            return await self.base.execute(call)
+        try:
+            arguments = call.parsed_arguments
+            if not isinstance(arguments, dict):
+                raise InvalidArguments(call.name, call.arguments)
+            output = await self.engine.handle_tool_call(call.name, arguments)
+        except (ForgeAppError, ForgeDomainError) as exc:
             return ToolResult.failed(call.id, str(exc), name=call.name)
         return ToolResult.of(call.id, output, name=call.name)
