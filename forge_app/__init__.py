@@ -102,7 +102,7 @@ from forge_app.summary_budget import (
     limit_texts,
     truncate_text,
 )
-from forge_app.tools import Tool, ToolExecutor, ToolRegistry
+from forge_app.tools import EngineTools, Tool, ToolExecutor, ToolRegistry
 from forge_app.transcripts import (
     Transcript,
     layout_for,
@@ -159,6 +159,7 @@ __all__ = [
     "EndReason",
     "EndpointNotConfigured",
     "EngineFactory",
+    "EngineTools",
     "EngineUnavailable",
     "Facts",
     "ForgeAppError",
