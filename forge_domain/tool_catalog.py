@@ -284,29 +284,29 @@ def _build(
 def _file_tool(kind: str, path: str) -> SummaryTool:
     match kind:
         case "file_read":
-            return FileReadTool(path=path)
+            return FileReadTool.model_construct(path=path)
         case "file_update":
-            return FileUpdateTool(path=path)
+            return FileUpdateTool.model_construct(path=path)
         case "file_remove":
-            return FileRemoveTool(path=path)
+            return FileRemoveTool.model_construct(path=path)
         case _:
-            return UndoTool(path=path)
+            return UndoTool.model_construct(path=path)
 
 
 def _named_tool(kind: str, value: str) -> SummaryTool:
     match kind:
         case "search":
-            return SearchTool(pattern=value)
+            return SearchTool.model_construct(pattern=value)
         case "fetch":
-            return FetchTool(url=value)
+            return FetchTool.model_construct(url=value)
         case "followup":
-            return FollowupTool(question=value)
+            return FollowupTool.model_construct(question=value)
         case "plan":
-            return PlanTool(plan_name=value)
+            return PlanTool.model_construct(plan_name=value)
         case "skill":
-            return SkillTool(name=value)
+            return SkillTool.model_construct(name=value)
         case _:
-            return TaskTool(agent_id=value)
+            return TaskTool.model_construct(agent_id=value)
 
 
 def _path_in_output(spec: ToolSpec, output: str | None) -> str | None:
@@ -320,7 +320,7 @@ def _shell(spec: ToolSpec, arguments: JsonObject) -> tuple[SummaryTool, ...]:
     for name in spec.resource_args:
         value = arguments.get(name)
         if isinstance(value, str):
-            return (ShellTool(command=value),)
+            return (ShellTool.model_construct(command=value),)
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
             argv = cast(list[str], value)
             if argv[0] == "apply_patch" and len(argv) > 1:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, ToolCallItem
@@ -20,12 +21,20 @@ def strip_dir(path: str, cwd: str) -> str:
     ignored; ``path == cwd`` gives ``""``; relative paths and backslash (Windows)
     paths are left alone, as on Unix.
     """
-    base = PurePosixPath(cwd).parts
-    parts = PurePosixPath(path).parts
-    if not base or parts[: len(base)] != base:
+    base = _parts(cwd)
+    if not base or base[-1] not in path:
+        return path
+    parts = _parts(path)
+    if parts[: len(base)] != base:
         return path
     rest = parts[len(base) :]
     return str(PurePosixPath(*rest)) if rest else ""
+
+
+@lru_cache(maxsize=4096)
+def _parts(path: str) -> tuple[str, ...]:
+    """Path components (sessions touch the same few files again and again)."""
+    return PurePosixPath(path).parts
 
 
 @dataclass(frozen=True)
