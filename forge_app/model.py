@@ -15,7 +15,6 @@ import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
-import openai
 from pydantic import BaseModel, ConfigDict
 
 from forge_app.errors import ContextLengthExceeded, ModelCallFailed, ProviderUnavailable
@@ -23,6 +22,7 @@ from forge_domain import Agent, Context, JsonObject, TextMessage, Usage
 from forge_domain.openai_format import message_from_openai, message_to_openai
 
 if TYPE_CHECKING:
+    import openai
     from openai.types.chat import ChatCompletion
 
 __all__ = [
@@ -185,6 +185,8 @@ class OpenAIChatModel:
         ``OPENAI_API_KEY`` and ``OPENAI_MODEL`` in ``environ`` (default: the
         process environment).
         """
+        import openai  # deferred: the openai package takes most of a cold start
+
         env = os.environ if environ is None else environ
         base_url = agent.base_url or env.get("OPENAI_BASE_URL")
         api_key = env.get(agent.api_key_env or "OPENAI_API_KEY", "")
@@ -198,6 +200,8 @@ class OpenAIChatModel:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """Send ``request`` with ``chat.completions.create``."""
+        import openai  # deferred: the openai package takes most of a cold start
+
         model = request.model or self.model
         if model is None:
             raise ModelCallFailed(None, "no model configured (set the agent's model)")

@@ -25,10 +25,12 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import openai
 import structlog
-from openai import AsyncOpenAI
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 from forge_app.compactor import SUMMARY_TEXT_LIMIT
 from forge_app.engines.coverage import check_coverage, facts_of, with_verified_facts
@@ -254,6 +256,8 @@ class LLMEngine:
             focus=redact(focus) if focus else None,
             target_tokens=target,
         )
+        import openai  # deferred: the openai package takes most of a cold start
+
         client = self._ensure_client()
         try:
             response = await client.chat.completions.create(
@@ -290,12 +294,14 @@ class LLMEngine:
         return "\n\n".join(parts)
 
     def _ensure_client(self) -> AsyncOpenAI:
+        import openai  # deferred: the openai package takes most of a cold start
+
         if self._client is None:
             key = self._api_key
             if key is None and self._agent.api_key_env:
                 key = os.environ.get(self._agent.api_key_env)
             try:
-                self._client = AsyncOpenAI(
+                self._client = openai.AsyncOpenAI(
                     api_key=key, base_url=self._base_url, max_retries=self._max_retries
                 )
             except openai.OpenAIError as exc:
