@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -49,6 +50,14 @@ class TokenCount(BaseModel):
     def __str__(self) -> str:
         return str(self.value) if self.is_actual() else f"~{self.value}"
 
+    @classmethod
+    def total(cls, counts: Sequence[TokenCount]) -> TokenCount:
+        """The ``+`` fold of ``counts`` in one step: actual only if every count is."""
+        kind: Literal["actual", "approx"] = (
+            "actual" if all(count.kind == "actual" for count in counts) else "approx"
+        )
+        return cls(value=sum(count.value for count in counts), kind=kind)
+
 
 class Usage(BaseModel):
     """Token usage and cost of one provider response."""
@@ -83,6 +92,27 @@ class Usage(BaseModel):
             completion_tokens=TokenCount.actual(completion_tokens),
             total_tokens=TokenCount.actual(prompt_tokens + completion_tokens),
             cached_tokens=TokenCount.actual(cached_tokens),
+            cost=cost,
+        )
+
+    @classmethod
+    def total(cls, usages: Iterable[Usage]) -> Usage | None:
+        """The :meth:`accumulate` fold of ``usages``, built once instead of once per step.
+
+        None when there is none; a single usage is returned as it is (``raw`` included).
+        """
+        items = list(usages)
+        if len(items) <= 1:
+            return items[0] if items else None
+        cost: float | None = None
+        for usage in items:
+            if usage.cost is not None:
+                cost = usage.cost if cost is None else cost + usage.cost
+        return cls(
+            prompt_tokens=TokenCount.total([u.prompt_tokens for u in items]),
+            completion_tokens=TokenCount.total([u.completion_tokens for u in items]),
+            total_tokens=TokenCount.total([u.total_tokens for u in items]),
+            cached_tokens=TokenCount.total([u.cached_tokens for u in items]),
             cost=cost,
         )
 

@@ -111,3 +111,20 @@ def test_usage_reported_sums_total():
         cost=0.5,
     )
     assert actual == expected
+
+
+@given(st.lists(usages, max_size=6))
+def test_usage_total_is_the_accumulate_fold(items):
+    expected = None
+    for usage in items:
+        expected = usage if expected is None else expected.accumulate(usage)
+    actual = Usage.total(items)
+    assert actual == expected
+
+
+def test_usage_total_of_one_usage_is_that_usage():
+    usage = Usage.reported(prompt_tokens=1, completion_tokens=2).model_copy(
+        update={"raw": {"x": 1}}
+    )
+    actual = Usage.total([usage])
+    assert actual is usage
