@@ -47,13 +47,15 @@ def _limited(item: SummaryItem, limit: int) -> SummaryItem:
 
 def limit_texts(summary: ContextSummary, limit: int) -> ContextSummary:
     """Return ``summary`` with texts cut to ``limit`` chars, commands to ``COMMAND_LIMIT``."""
-    blocks = tuple(
-        block.model_copy(
-            update={"contents": tuple(_limited(item, limit) for item in block.contents)}
-        )
-        for block in summary.blocks
-    )
+    blocks = tuple(_limited_block(block, limit) for block in summary.blocks)
     return summary.model_copy(update={"blocks": blocks})
+
+
+def _limited_block(block: SummaryBlock, limit: int) -> SummaryBlock:
+    contents = tuple(_limited(item, limit) for item in block.contents)
+    if all(new is old for new, old in zip(contents, block.contents, strict=True)):
+        return block  # nothing was cut: the block is shared, not copied
+    return block.model_copy(update={"contents": contents})
 
 
 def longest_text(summary: ContextSummary) -> int:
@@ -101,7 +103,10 @@ def drop_oldest_narration(summary: ContextSummary, budget: int) -> ContextSummar
                     note_at = len(blocks)
                 continue
             contents.append(item)
-        blocks.append(block.model_copy(update={"contents": tuple(contents)}))
+        if len(contents) == len(block.contents):
+            blocks.append(block)  # nothing dropped: the block is shared, not copied
+        else:
+            blocks.append(block.model_copy(update={"contents": tuple(contents)}))
     if note_at is not None:
         note = TextItem(text=OMISSION_NOTE.format(count=dropped))
         first = blocks[note_at]

@@ -31,11 +31,16 @@ class DedupeRole:
         for block in summary.blocks:
             if block.role != self.role:
                 if run:
-                    blocks.append(SummaryBlock(role=self.role, contents=tuple(run)))
+                    blocks.append(_block(self.role, run))
                     run = []
                 blocks.append(block)
                 continue
             run.extend(item for item in block.contents if item not in run)
         if run:
-            blocks.append(SummaryBlock(role=self.role, contents=tuple(run)))
+            blocks.append(_block(self.role, run))
         return summary.model_copy(update={"blocks": tuple(blocks)})
+
+
+def _block(role: Role, items: list[SummaryItem]) -> SummaryBlock:
+    # Items taken from validated blocks: nothing to re-validate.
+    return SummaryBlock.model_construct(role=role, contents=tuple(items))

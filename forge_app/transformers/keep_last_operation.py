@@ -16,29 +16,14 @@ Here, inside each assistant block:
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from operator import attrgetter
 
 from forge_domain.messages import Role
 from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, ToolCallItem
 from forge_domain.summary_tools import (
-    FetchTool,
-    FileReadTool,
-    FileRemoveTool,
-    FileUpdateTool,
-    FollowupTool,
-    GenericTool,
-    McpTool,
-    PlanTool,
-    SearchTool,
-    SemSearchTool,
-    ShellTool,
-    SkillTool,
     SummaryTool,
-    TaskTool,
-    TodoReadTool,
-    TodoWriteTool,
-    UndoTool,
 )
 
 __all__ = [
@@ -46,35 +31,32 @@ __all__ = [
 ]
 
 
+_KEYS: dict[str, Callable[[SummaryTool], Hashable]] = {
+    **{kind: attrgetter("kind", "path") for kind in ("file_read", "file_update", "file_remove")},
+    "undo": attrgetter("kind", "path"),
+    "shell": attrgetter("kind", "command"),
+    "search": attrgetter("kind", "pattern"),
+    "sem_search": attrgetter("kind", "queries"),
+    "fetch": attrgetter("kind", "url"),
+    "followup": attrgetter("kind", "question"),
+    "plan": attrgetter("kind", "plan_name"),
+    "skill": attrgetter("kind", "name"),
+    "task": attrgetter("kind", "agent_id"),
+    "mcp": attrgetter("kind", "name"),
+    "generic": attrgetter("kind", "name", "arguments"),
+    "todo_read": lambda tool: ("todo_read",),
+}
+"""Per kind, the operation key: the kind plus what a reader sees (``todo_write``: none)."""
+
+
 def operation_key(tool: SummaryTool) -> Hashable | None:
-    """What makes two calls "the same operation"; None for calls that are never merged."""
-    match tool:
-        case FileReadTool() | FileUpdateTool() | FileRemoveTool() | UndoTool():
-            return (tool.kind, tool.path)
-        case ShellTool(command=command):
-            return ("shell", command)
-        case SearchTool(pattern=pattern):
-            return ("search", pattern)
-        case SemSearchTool(queries=queries):
-            return ("sem_search", queries)
-        case FetchTool(url=url):
-            return ("fetch", url)
-        case FollowupTool(question=question):
-            return ("followup", question)
-        case PlanTool(plan_name=plan_name):
-            return ("plan", plan_name)
-        case SkillTool(name=name):
-            return ("skill", name)
-        case TaskTool(agent_id=agent_id):
-            return ("task", agent_id)
-        case McpTool(name=name):
-            return ("mcp", name)
-        case GenericTool(name=name, arguments=arguments):
-            return ("generic", name, arguments)
-        case TodoReadTool():
-            return ("todo_read",)
-        case TodoWriteTool():
-            return None
+    """What makes two calls "the same operation"; None for calls that are never merged.
+
+    ``(kind, path)`` for file operations, ``(kind, command)`` for shell calls, … (see
+    ``_KEYS``); a dict lookup on ``kind`` rather than a ``match`` over sixteen classes.
+    """
+    key = _KEYS.get(tool.kind)
+    return None if key is None else key(tool)
 
 
 def keep_last_operations(contents: tuple[SummaryItem, ...]) -> tuple[SummaryItem, ...]:
@@ -114,9 +96,15 @@ class KeepLastOperation:
     def __call__(self, summary: ContextSummary, /) -> ContextSummary:
         """The summary with superseded calls removed from ``role``'s blocks."""
         blocks = tuple(
-            SummaryBlock(role=block.role, contents=keep_last_operations(block.contents))
-            if block.role == self.role
-            else block
-            for block in summary.blocks
+            _trimmed(block) if block.role == self.role else block for block in summary.blocks
         )
         return summary.model_copy(update={"blocks": blocks})
+
+
+def _trimmed(block: SummaryBlock) -> SummaryBlock:
+    """``block`` with superseded calls removed; the block itself when none is."""
+    contents = keep_last_operations(block.contents)
+    if len(contents) == len(block.contents):
+        return block
+    # A subset of the block's own items: nothing to re-validate.
+    return SummaryBlock.model_construct(role=block.role, contents=contents)

@@ -49,13 +49,15 @@ class StripWorkingDir:
 
     def __call__(self, summary: ContextSummary, /) -> ContextSummary:
         """The summary with paths under ``cwd`` made relative."""
-        blocks = tuple(
-            SummaryBlock(
-                role=block.role, contents=tuple(self._item(item) for item in block.contents)
-            )
-            for block in summary.blocks
-        )
+        blocks = tuple(self._block(block) for block in summary.blocks)
         return summary.model_copy(update={"blocks": blocks})
+
+    def _block(self, block: SummaryBlock) -> SummaryBlock:
+        contents = tuple(self._item(item) for item in block.contents)
+        if all(new is old for new, old in zip(contents, block.contents, strict=True)):
+            return block
+        # Items of the same types with one string changed: nothing to re-validate.
+        return SummaryBlock.model_construct(role=block.role, contents=contents)
 
     def _item(self, item: SummaryItem) -> SummaryItem:
         if not isinstance(item, ToolCallItem):
