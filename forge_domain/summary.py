@@ -20,6 +20,7 @@ from typing import Annotated, Literal, TypeAlias, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from forge_domain._trusted import trusted
 from forge_domain.json import JsonObject, JsonValue
 from forge_domain.messages import ContextMessage, Role, TextMessage, TextPart, ToolResult
 from forge_domain.summary_tools import (
@@ -152,12 +153,12 @@ class ContextSummary(BaseModel):
                 continue
             if message.role != role:
                 if buffer:
-                    blocks.append(SummaryBlock.model_construct(role=role, contents=tuple(buffer)))
+                    blocks.append(trusted(SummaryBlock, role=role, contents=tuple(buffer)))
                 buffer = []
                 role = message.role
             text = message.text
             if text:
-                buffer.append(TextItem.model_construct(text=text))
+                buffer.append(trusted(TextItem, text=text))
             calls = message.tool_calls or ()
             for call in calls:
                 result = results.get(call.id) if call.id else None
@@ -165,16 +166,14 @@ class ContextSummary(BaseModel):
                 success = result is not None and not catalog.has_failed(result)
                 for tool in catalog.classify(call, output=output, todos=todos):
                     buffer.append(
-                        ToolCallItem.model_construct(
-                            id=call.id or None, tool=tool, is_success=success
-                        )
+                        trusted(ToolCallItem, id=call.id or None, tool=tool, is_success=success)
                     )
             for call in calls:
                 written = catalog.written_todos(call)
                 if written is not None:
                     todos = apply_todos(todos, written)
         if buffer:
-            blocks.append(SummaryBlock.model_construct(role=role, contents=tuple(buffer)))
+            blocks.append(trusted(SummaryBlock, role=role, contents=tuple(buffer)))
         # Built from values of the right types only, so validation is skipped (it was
         # the largest cost of compacting long sessions).
         return cls.model_construct(blocks=tuple(blocks))

@@ -23,11 +23,12 @@ import json
 import re
 import shlex
 from collections.abc import Iterator, Mapping, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
+from forge_domain._trusted import trusted
 from forge_domain.errors import InvalidArguments, InvalidToolSpec
 from forge_domain.json import JsonObject, JsonValue
 from forge_domain.messages import ToolCall, ToolResult
@@ -123,9 +124,11 @@ def patch_files(patch: str) -> tuple[FileUpdateTool | FileRemoveTool, ...]:
 def argument_excerpt(call: ToolCall) -> str:
     """A short, single-line excerpt of a call's arguments."""
     try:
-        text = json.dumps(json.loads(call.arguments), ensure_ascii=False, separators=(",", ":"))
-    except ValueError:
+        value = call.parsed_arguments  # parsed once per call and cached on it
+    except InvalidArguments:
         text = " ".join(call.arguments.split())
+    else:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
     if text in ("{}", ""):
         return ""
     return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
@@ -184,14 +187,17 @@ class ToolCatalog(BaseModel):
                         return tools
         if is_mcp_name(call.name):
             return (McpTool(name=call.name),)
-        return (GenericTool(name=call.name, arguments=argument_excerpt(call)),)
+        return (trusted(GenericTool, name=call.name, arguments=argument_excerpt(call)),)
 
     def written_todos(self, call: ToolCall) -> tuple[Todo, ...] | None:
         """The todo items ``call`` writes, or None when it writes no todo list."""
+        specs = self.specs_for(call.name)
+        if not any(spec.kind == "todo_write" for spec in specs):
+            return None  # only a todo_write spec can write a todo list
         arguments = _arguments(call)
         if arguments is None:
             return None
-        for spec in self.specs_for(call.name):
+        for spec in specs:
             if spec.applies_to(arguments):
                 if spec.kind != "todo_write":
                     return None
@@ -212,7 +218,9 @@ def _default_catalog() -> ToolCatalog:
     return ToolCatalog.from_data(DEFAULT_TOOLS)
 
 
+@lru_cache(maxsize=1024)
 def _key(name: str) -> str:
+    """The catalog key of a tool name (sessions call the same few tools again and again)."""
     return name.strip().casefold()
 
 
@@ -275,7 +283,7 @@ def _build(
         case "mcp":
             return (McpTool(name=call.name),)
         case "generic":
-            return (GenericTool(name=call.name, arguments=argument_excerpt(call)),)
+            return (trusted(GenericTool, name=call.name, arguments=argument_excerpt(call)),)
         case _:
             value = _first(spec, arguments)
             return () if value is None else (_named_tool(spec.kind, value),)
@@ -284,29 +292,29 @@ def _build(
 def _file_tool(kind: str, path: str) -> SummaryTool:
     match kind:
         case "file_read":
-            return FileReadTool.model_construct(path=path)
+            return trusted(FileReadTool, path=path)
         case "file_update":
-            return FileUpdateTool.model_construct(path=path)
+            return trusted(FileUpdateTool, path=path)
         case "file_remove":
-            return FileRemoveTool.model_construct(path=path)
+            return trusted(FileRemoveTool, path=path)
         case _:
-            return UndoTool.model_construct(path=path)
+            return trusted(UndoTool, path=path)
 
 
 def _named_tool(kind: str, value: str) -> SummaryTool:
     match kind:
         case "search":
-            return SearchTool.model_construct(pattern=value)
+            return trusted(SearchTool, pattern=value)
         case "fetch":
-            return FetchTool.model_construct(url=value)
+            return trusted(FetchTool, url=value)
         case "followup":
-            return FollowupTool.model_construct(question=value)
+            return trusted(FollowupTool, question=value)
         case "plan":
-            return PlanTool.model_construct(plan_name=value)
+            return trusted(PlanTool, plan_name=value)
         case "skill":
-            return SkillTool.model_construct(name=value)
+            return trusted(SkillTool, name=value)
         case _:
-            return TaskTool.model_construct(agent_id=value)
+            return trusted(TaskTool, agent_id=value)
 
 
 def _path_in_output(spec: ToolSpec, output: str | None) -> str | None:
@@ -320,7 +328,7 @@ def _shell(spec: ToolSpec, arguments: JsonObject) -> tuple[SummaryTool, ...]:
     for name in spec.resource_args:
         value = arguments.get(name)
         if isinstance(value, str):
-            return (ShellTool.model_construct(command=value),)
+            return (trusted(ShellTool, command=value),)
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
             argv = cast(list[str], value)
             if argv[0] == "apply_patch" and len(argv) > 1:

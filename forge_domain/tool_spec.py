@@ -86,9 +86,14 @@ class ToolSpec(BaseModel):
     def applies_to(self, arguments: JsonObject) -> bool:
         """Return True when the required arguments are present and ``when`` holds."""
         for required in self.required:
-            if all(arguments.get(name) is None for name in required.split("|")):
+            if "|" not in required:  # the common case, without splitting
+                if arguments.get(required) is None:
+                    return False
+            elif all(arguments.get(name) is None for name in required.split("|")):
                 return False
-        return all(arguments.get(name) == value for name, value in self.when.items())
+        return not self.when or all(
+            arguments.get(name) == value for name, value in self.when.items()
+        )
 
     @classmethod
     def from_data(cls, tool: str, data: JsonValue) -> ToolSpec:

@@ -1,0 +1,61 @@
+"""Build a pydantic model from values already known to be valid, cheaper than ``model_construct``.
+
+Summaries of long sessions are made of thousands of small frozen models whose field
+values come straight from validated messages. ``model_construct`` skips validation but
+still walks every field's aliases and defaults on each call; :func:`trusted` does that
+walk once per class and then only fills a dict (about half the cost per instance).
+
+The instance is the one ``model_construct`` would build: same ``__dict__`` (fields in
+declaration order, defaults filled in), same ``model_fields_set`` (the names passed).
+Only models without aliases, default factories, private attributes or a
+``model_post_init`` are accepted, so there is nothing else ``model_construct`` would do.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+__all__ = [
+    "trusted",
+]
+
+M = TypeVar("M", bound=BaseModel)
+
+_set = object.__setattr__
+_MISSING = object()
+
+
+@cache
+def _template(cls: type[BaseModel]) -> dict[str, object]:
+    """Every field of ``cls`` in declaration order, with its default (or a placeholder)."""
+    if cls.__private_attributes__ or cls.__pydantic_post_init__ or cls.__pydantic_root_model__:
+        raise TypeError(f"{cls.__name__} has private attributes, a post-init or a root")
+    template: dict[str, object] = {}
+    for name, field in cls.model_fields.items():
+        if field.alias is not None or field.validation_alias is not None:
+            raise TypeError(f"{cls.__name__}.{name} has an alias")
+        if field.default_factory is not None:
+            raise TypeError(f"{cls.__name__}.{name} has a default factory")
+        template[name] = _MISSING if field.is_required() else field.default
+    return template
+
+
+def trusted(cls: type[M], /, **values: object) -> M:
+    """``cls.model_construct(**values)`` for values of the right types, at a lower cost.
+
+    Raises:
+        TypeError: ``cls`` needs more than ``model_construct``'s plain path, or a value
+            names no field, or a required field is missing.
+    """
+    fields = {**_template(cls), **values}
+    if len(fields) != len(cls.model_fields) or _MISSING in fields.values():
+        raise TypeError(f"{cls.__name__}: unknown or missing fields in {sorted(values)}")
+    instance = cls.__new__(cls)
+    _set(instance, "__dict__", fields)
+    _set(instance, "__pydantic_fields_set__", set(values))
+    _set(instance, "__pydantic_extra__", None)
+    _set(instance, "__pydantic_private__", None)
+    return instance

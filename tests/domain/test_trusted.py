@@ -1,0 +1,60 @@
+"""``trusted`` builds exactly what ``model_construct`` builds."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import BaseModel, ConfigDict, Field
+
+from forge_domain._trusted import trusted
+from forge_domain.messages import Role
+from forge_domain.summary import SummaryBlock, TextItem, ToolCallItem
+from forge_domain.summary_tools import FileReadTool, GenericTool, ShellTool
+
+
+def _state(model: BaseModel) -> tuple[object, ...]:
+    return (
+        type(model),
+        list(model.__dict__.items()),
+        model.model_fields_set,
+        model.__pydantic_extra__,
+        model.__pydantic_private__,
+    )
+
+
+@pytest.mark.parametrize(
+    ("cls", "values"),
+    [
+        (TextItem, {"text": "hello"}),
+        (FileReadTool, {"path": "src/a.py"}),
+        (ShellTool, {"command": "ls"}),
+        (GenericTool, {"name": "edit", "arguments": "{}"}),
+        (GenericTool, {"name": "edit"}),
+        (ToolCallItem, {"id": "c1", "tool": ShellTool(command="ls"), "is_success": True}),
+        (SummaryBlock, {"role": Role.USER, "contents": (TextItem(text="x"),)}),
+    ],
+    ids=["text", "read", "shell", "generic", "generic-default", "call", "block"],
+)
+def test_trusted_builds_what_model_construct_builds(
+    cls: type[BaseModel], values: dict[str, object]
+) -> None:
+    actual = _state(trusted(cls, **values))
+    expected = _state(cls.model_construct(**values))
+    assert actual == expected
+
+
+class _WithFactory(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    items: list[str] = Field(default_factory=list)
+
+
+def test_trusted_rejects_models_with_default_factories() -> None:
+    with pytest.raises(TypeError, match="default factory"):
+        trusted(_WithFactory)
+
+
+def test_trusted_rejects_unknown_and_missing_fields() -> None:
+    with pytest.raises(TypeError, match="unknown or missing"):
+        trusted(TextItem, text="x", colour="red")
+    with pytest.raises(TypeError, match="unknown or missing"):
+        trusted(TextItem)
