@@ -13,7 +13,7 @@ Only models without aliases, default factories, private attributes or a
 
 from __future__ import annotations
 
-from functools import cache
+from dataclasses import dataclass
 from typing import TypeVar
 
 from pydantic import BaseModel
@@ -25,22 +25,33 @@ __all__ = [
 M = TypeVar("M", bound=BaseModel)
 
 _set = object.__setattr__
-_MISSING = object()
 
 
-@cache
-def _template(cls: type[BaseModel]) -> dict[str, object]:
-    """Every field of ``cls`` in declaration order, with its default (or a placeholder)."""
+@dataclass(frozen=True)
+class _Plan:
+    """What ``model_construct`` would do for one class, worked out once."""
+
+    template: dict[str, object]
+    """Every field in declaration order, with its default (required ones: a placeholder)."""
+    required: frozenset[str]
+    """The fields without a default."""
+
+
+_PLANS: dict[type[BaseModel], _Plan] = {}
+
+
+def _plan(cls: type[BaseModel]) -> _Plan:
     if cls.__private_attributes__ or cls.__pydantic_post_init__ or cls.__pydantic_root_model__:
         raise TypeError(f"{cls.__name__} has private attributes, a post-init or a root")
     template: dict[str, object] = {}
-    for name, field in cls.model_fields.items():
+    for name, field in cls.__pydantic_fields__.items():
         if field.alias is not None or field.validation_alias is not None:
             raise TypeError(f"{cls.__name__}.{name} has an alias")
         if field.default_factory is not None:
             raise TypeError(f"{cls.__name__}.{name} has a default factory")
-        template[name] = _MISSING if field.is_required() else field.default
-    return template
+        template[name] = None if field.is_required() else field.default
+    required = frozenset(n for n, f in cls.__pydantic_fields__.items() if f.is_required())
+    return _PLANS.setdefault(cls, _Plan(template, required))
 
 
 def trusted(cls: type[M], /, **values: object) -> M:
@@ -50,8 +61,9 @@ def trusted(cls: type[M], /, **values: object) -> M:
         TypeError: ``cls`` needs more than ``model_construct``'s plain path, or a value
             names no field, or a required field is missing.
     """
-    fields = {**_template(cls), **values}
-    if len(fields) != len(cls.model_fields) or _MISSING in fields.values():
+    plan = _PLANS.get(cls) or _plan(cls)
+    fields = plan.template | values
+    if len(fields) != len(plan.template) or not plan.required <= values.keys():
         raise TypeError(f"{cls.__name__}: unknown or missing fields in {sorted(values)}")
     instance = cls.__new__(cls)
     _set(instance, "__dict__", fields)
