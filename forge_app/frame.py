@@ -46,6 +46,8 @@ def is_summary_text(text: str) -> bool:
 
 
 def _longest_backtick_run(text: str) -> int:
+    if "`" not in text:  # most texts: no regex scan, no generator
+        return 0
     return max((len(run) for run in _BACKTICKS.findall(text)), default=0)
 
 
@@ -57,7 +59,10 @@ def fence(text: str, minimum: int = 3) -> str:
 
 def oneline(text: str) -> str:
     """``text`` with its line breaks folded into single spaces."""
-    return " ".join(part.strip() for part in text.splitlines() if part.strip()) or text.strip()
+    parts = text.splitlines()
+    if len(parts) <= 1:  # one line: folding it is stripping it
+        return text.strip()
+    return " ".join(part.strip() for part in parts if part.strip()) or text.strip()
 
 
 def code(text: str) -> str:
