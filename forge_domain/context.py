@@ -31,6 +31,29 @@ class _Totals:
     anchor_index: int = -1
     approx_since_anchor: int = 0
 
+    @classmethod
+    def of(cls, messages: Sequence[ContextMessage], usage_floor: int) -> _Totals:
+        """The :meth:`plus` fold over ``messages`` from the empty totals, in one pass."""
+        approx_tokens = user_messages = anchor_tokens = approx_since_anchor = 0
+        anchor_index = -1
+        for index, message in enumerate(messages):
+            approx = message.approx_tokens
+            approx_tokens += approx
+            if message.has_role(Role.USER):
+                user_messages += 1
+            usage = message.usage
+            if (
+                index >= usage_floor
+                and usage is not None
+                and usage.total_tokens.is_actual()
+                and usage.total_tokens.value > 0
+            ):
+                anchor_tokens, anchor_index = usage.total_tokens.value, index
+                approx_since_anchor = 0
+            else:
+                approx_since_anchor += approx
+        return cls(approx_tokens, user_messages, anchor_tokens, anchor_index, approx_since_anchor)
+
     def plus(self, index: int, message: ContextMessage, usage_floor: int) -> _Totals:
         approx = message.approx_tokens
         users = self.user_messages + (1 if message.has_role(Role.USER) else 0)
@@ -65,12 +88,9 @@ class Context:
                 as a size anchor (set after a compaction rewrote what came before).
         """
         store: list[ContextMessage] = list(messages)
-        totals = _Totals()
-        for index, message in enumerate(store):
-            totals = totals.plus(index, message, usage_floor)
         self._store = store
         self._length = len(store)
-        self._totals = totals
+        self._totals = _Totals.of(store, usage_floor)
         self._usage_floor = usage_floor
 
     @classmethod
