@@ -195,20 +195,10 @@ class Report:
                     f"slope {slope:.2f}",
                 )
             )
-        ratios = [
-            (size, int(row["ours_peak_bytes"]) / int(row["json_bytes"]))  # type: ignore[call-overload]
-            for size, row in rows.items()
-            if isinstance(row.get("ours_peak_bytes"), int)
-        ]
-        if ratios:
-            worst = max(ratios, key=lambda item: item[1])
-            self.targets.append(
-                (
-                    "peak memory of a compaction ≤ 3x the transcript's JSON size",
-                    worst[1] <= PEAK_MAX_RATIO,
-                    f"worst {worst[1]:.2f}x at {worst[0]:,} messages",
-                )
-            )
+        self._peak_memory_target(
+            "peak memory of a compaction ≤ 3x the transcript's JSON size",
+            {f"at {size:,} messages": row for size, row in rows.items()},
+        )
         if not measured:
             self.targets.append(("compaction targets", None, "forge_app.compactor not available"))
 
@@ -255,20 +245,21 @@ class Report:
                 line += f"; Hermes compress() alone: {fmt_time(hermes_total)}"
             lines.append(line + ".")
         self.tables.append("\n".join(lines))
+        self._peak_memory_target(
+            "peak memory of a compaction ≤ 3x the JSON size (real sessions)",
+            {f"({name.removesuffix('.json')})": row for name, row in rows.items()},
+        )
+
+    def _peak_memory_target(self, title: str, rows: dict[str, Row]) -> None:
+        """Add the peak-memory target for ``rows`` (keyed by how the worst one is named)."""
         ratios = [
-            (name, int(row["ours_peak_bytes"]) / int(row["json_bytes"]))  # type: ignore[call-overload]
-            for name, row in rows.items()
+            (where, int(row["ours_peak_bytes"]) / int(row["json_bytes"]))  # type: ignore[call-overload]
+            for where, row in rows.items()
             if isinstance(row.get("ours_peak_bytes"), int)
         ]
         if ratios:
-            worst = max(ratios, key=lambda item: item[1])
-            self.targets.append(
-                (
-                    "peak memory of a compaction ≤ 3x the JSON size (real sessions)",
-                    worst[1] <= PEAK_MAX_RATIO,
-                    f"worst {worst[1]:.2f}x ({worst[0].removesuffix('.json')})",
-                )
-            )
+            where, worst = max(ratios, key=lambda item: item[1])
+            self.targets.append((title, worst <= PEAK_MAX_RATIO, f"worst {worst:.2f}x {where}"))
 
     # -- output --------------------------------------------------------------------------
 
