@@ -92,6 +92,7 @@ from forge_app.model import (
     request_messages,
 )
 from forge_app.orchestrator import EngineFactory, Orchestrator, RetryPolicy, default_engine
+from forge_app.reasoning import carry_reasoning
 from forge_app.redaction import REDACTED, redact
 from forge_app.replay import Replay, ReplayModel, ReplayTools, ReplayTurn, replay
 from forge_app.summary_budget import (
@@ -215,6 +216,7 @@ __all__ = [
     "UnknownEngine",
     "When",
     "available_engines",
+    "carry_reasoning",
     "chart_format",
     "check_coverage",
     "configure_logging",

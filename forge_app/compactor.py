@@ -25,12 +25,12 @@ from pydantic import ValidationError
 
 from forge_app.errors import CompactionFailed
 from forge_app.frame import SummaryFrame, is_summary_text
+from forge_app.reasoning import carry_reasoning
 from forge_app.summary_budget import drop_oldest_narration, limit_texts, longest_text
 from forge_app.transformers import SummaryTransformer
 from forge_domain.compact import Compact
 from forge_domain.context import Context
 from forge_domain.errors import ForgeDomainError
-from forge_domain.json import JsonObject
 from forge_domain.messages import ContextMessage, Role, TextMessage
 from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
 from forge_domain.strategy import CompactionStrategy
@@ -109,13 +109,6 @@ def _splice_violations(compacted: Context, start: int) -> list[Violation]:
     if len(window) == start + 2 and window[-1].has_tool_call():
         window.pop()
     return find_violations(Context(window))
-
-
-def _last_reasoning(span: Sequence[ContextMessage]) -> tuple[JsonObject, ...] | None:
-    for message in reversed(span):
-        if isinstance(message, TextMessage) and message.reasoning_details:
-            return message.reasoning_details
-    return None
 
 
 class Compactor:
@@ -202,15 +195,9 @@ class Compactor:
             span_usage=_accumulated_usage(messages),
             summary_data=summary.model_dump(mode="json"),
         )
-        tail = list(context[end + 1 :])
-        reasoning = _last_reasoning([m for m in messages if not m.droppable])
-        if reasoning is not None:
-            for offset, message in enumerate(tail):
-                if isinstance(message, TextMessage) and message.role == Role.ASSISTANT:
-                    if not message.reasoning_details:
-                        tail[offset] = message.model_copy(update={"reasoning_details": reasoning})
-                    break
-        new = [*context[:start], summary_message, *tail]
+        new = carry_reasoning(
+            [*context[:start], summary_message, *context[end + 1 :]], messages, after=start + 1
+        )
         return Context(new, usage_floor=len(new))
 
     def _compact_valid(self, context: Context, strategy: CompactionStrategy) -> CompactionOutcome:

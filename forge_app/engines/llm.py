@@ -38,9 +38,10 @@ from forge_app.engines.guard import CompactionGuard
 from forge_app.engines.prompt import SECTIONS, framed, summary_prompt
 from forge_app.engines.serialize import SerializationLimits, serialize_span
 from forge_app.engines.span import Span, find_span, frame_of
-from forge_app.engines.splice import carry_reasoning, splice_summary
+from forge_app.engines.splice import splice_summary
 from forge_app.errors import CompactionFailed, EngineUnavailable, SummaryAuthFailed
 from forge_app.frame import SummaryFrame
+from forge_app.reasoning import carry_reasoning
 from forge_app.redaction import redact
 from forge_app.summary_budget import limit_texts
 from forge_app.transformers import SummaryTransformer

@@ -114,32 +114,3 @@ def sanitize_tool_pairs(messages: Sequence[ContextMessage]) -> list[ContextMessa
             if call_id not in answered
         )
     return out
-
-
-def carry_reasoning(
-    messages: Sequence[ContextMessage], span: Sequence[ContextMessage], *, after: int
-) -> list[ContextMessage]:
-    """Give the first assistant message from index ``after`` on the span's last reasoning.
-
-    Providers with extended thinking expect the assistant turn that follows a
-    compacted span to carry the span's latest reasoning record (forge does the
-    same); a message that has its own reasoning keeps it.
-    """
-    carried = next(
-        (
-            m.reasoning_details
-            for m in reversed(span)
-            if isinstance(m, TextMessage) and m.reasoning_details and not m.droppable
-        ),
-        None,
-    )
-    out = list(messages)
-    if carried is None:
-        return out
-    for index in range(after, len(out)):
-        message = out[index]
-        if isinstance(message, TextMessage) and message.role == Role.ASSISTANT:
-            if not message.reasoning_details:
-                out[index] = message.model_copy(update={"reasoning_details": carried})
-            break
-    return out
