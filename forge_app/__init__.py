@@ -12,7 +12,7 @@ from forge_app.agents import (
 from forge_app.chart import chart_format, render_chart, timeline_svg
 from forge_app.chart_axes import Sample
 from forge_app.chart_png import timeline_png
-from forge_app.compactor import Compactor, is_summary_message
+from forge_app.compactor import Compactor, accumulated_usage, is_summary_message
 from forge_app.conversation import Conversation
 from forge_app.dispatch import Hooks, NamedPlugin, discover_plugins
 from forge_app.engines import (
@@ -215,6 +215,7 @@ __all__ = [
     "TurnEndEvent",
     "UnknownEngine",
     "When",
+    "accumulated_usage",
     "available_engines",
     "carry_reasoning",
     "chart_format",

@@ -69,7 +69,8 @@ def _fold_start(context: Context, start: int) -> int:
     return folded
 
 
-def _accumulated_usage(span: Sequence[ContextMessage]) -> Usage | None:
+def accumulated_usage(span: Sequence[ContextMessage]) -> Usage | None:
+    """The summed usage of ``span``, earlier summaries' ``span_usage`` included (None if none)."""
     # ``span_usage`` is read only from text messages: a failed ``getattr`` on a pydantic
     # model (a tool result) raises and catches inside ``__getattr__``, which is slow.
     return Usage.total(
@@ -192,7 +193,7 @@ class Compactor:
         summary_message = TextMessage.model_construct(
             role=Role.USER,
             content=self._frame.render(summary),
-            span_usage=_accumulated_usage(messages),
+            span_usage=accumulated_usage(messages),
             summary_data=summary.model_dump(mode="json"),
         )
         new = carry_reasoning(

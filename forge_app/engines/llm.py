@@ -32,7 +32,7 @@ import structlog
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-from forge_app.compactor import SUMMARY_TEXT_LIMIT
+from forge_app.compactor import SUMMARY_TEXT_LIMIT, accumulated_usage
 from forge_app.engines.coverage import check_coverage, facts_of, with_verified_facts
 from forge_app.engines.guard import CompactionGuard
 from forge_app.engines.prompt import SECTIONS, framed, summary_prompt
@@ -226,7 +226,7 @@ class LLMEngine:
             list(context),
             (span.start, span.end),
             body,
-            span_usage=_accumulated_usage(span),
+            span_usage=accumulated_usage(span.messages),
             summary_data=frame.model_dump(mode="json"),
         )
         messages = carry_reasoning(messages, span.messages, after=span.start)
@@ -369,12 +369,3 @@ def _usage_of(response: object) -> Usage | None:
     if not isinstance(prompt, int) or not isinstance(completion, int):
         return None
     return Usage.reported(prompt_tokens=prompt, completion_tokens=completion)
-
-
-def _accumulated_usage(span: Span) -> Usage | None:
-    total: Usage | None = None
-    for message in span.messages:
-        for usage in (message.usage, getattr(message, "span_usage", None)):
-            if usage is not None:
-                total = usage if total is None else total.accumulate(usage)
-    return total
