@@ -120,7 +120,8 @@ class Report:
             "### 2. One deterministic compaction vs Hermes `compress()` (stubbed summariser)",
             "",
             "Ours: `Compactor(default compact).compact(context)`, automatic strategy and the"
-            " `/compact` strategy; input already a `Context`. Hermes: a fresh"
+            " `/compact` strategy; input a `Context` decoded afresh (untimed) for each run, so"
+            " no parsed arguments are cached from an earlier run. Hermes: a fresh"
             " `ContextCompressor` (200K window) per run, `compress(messages)`.",
             "",
             "| messages | JSON | ours (auto), median [min-max] | ours (/compact) |"

@@ -127,8 +127,11 @@ def compaction(
         row["from_openai"] = time_calls(Context.from_openai, session, runs)
         row["to_openai"] = time_calls(Context.to_openai, context, runs)
         if automatic is not None and forced is not None:
-            row["ours"] = time_calls(automatic, context, runs)
-            row["ours_forced"] = time_calls(forced, context, runs)
+            # A fresh Context per run (decoded untimed): values cached on messages, such as
+            # parsed tool arguments, must not carry over from one run to the next.
+            fresh = partial(Context.from_openai, session)
+            row["ours"] = time_runs(automatic, runs, fresh)
+            row["ours_forced"] = time_runs(forced, runs, fresh)
             peak, outcome = peak_memory(partial(automatic, context))
             row["ours_peak_bytes"] = peak
             row["ours_out"] = (len(outcome.context), outcome.context.token_count_approx())
@@ -167,7 +170,7 @@ def real_sessions(report: Report, quick: bool, hermes: object) -> None:
             "codec": time_calls(ours.round_trip, session, runs),
         }
         if automatic is not None:
-            row["ours"] = time_calls(automatic, context, runs)
+            row["ours"] = time_runs(automatic, runs, partial(Context.from_openai, session))
             peak, outcome = peak_memory(partial(automatic, context))
             row["ours_peak_bytes"] = peak
             row["ours_out"] = (len(outcome.context), outcome.context.token_count_approx())

@@ -18,7 +18,7 @@ from forge_domain.errors import (
     InvalidToolSpec,
     InvalidTranscript,
 )
-from forge_domain.json import JsonObject, JsonValue
+from forge_domain.json import JsonObject, JsonValue, parse_json
 from forge_domain.messages import (
     Content,
     ContentPart,
@@ -74,7 +74,12 @@ from forge_domain.summary_tools import (
     UndoTool,
 )
 from forge_domain.todo import Todo, TodoChange, TodoStatus
-from forge_domain.tool_catalog import ToolCatalog, is_mcp_name, output_reports_failure
+from forge_domain.tool_catalog import (
+    CallClassifier,
+    ToolCatalog,
+    is_mcp_name,
+    output_reports_failure,
+)
 from forge_domain.tool_spec import ToolSpec
 from forge_domain.usage import TokenCount, Usage
 from forge_domain.validation import Dialect, Violation, ensure_valid, find_violations
@@ -85,6 +90,7 @@ __all__ = [
     "TOOL_KINDS",
     "Agent",
     "BudgetStatus",
+    "CallClassifier",
     "Compact",
     "CompactionOutcome",
     "CompactionResult",
@@ -159,5 +165,6 @@ __all__ = [
     "message_from_openai",
     "message_to_openai",
     "output_reports_failure",
+    "parse_json",
     "validate_percentage",
 ]

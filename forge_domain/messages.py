@@ -8,7 +8,6 @@ user message. Every model keeps the OpenAI fields it does not understand in
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from enum import StrEnum
 from functools import cached_property
@@ -17,7 +16,7 @@ from typing import Annotated, Literal, Self, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field
 
 from forge_domain.errors import InvalidArguments
-from forge_domain.json import JsonObject, JsonValue
+from forge_domain.json import JsonObject, JsonValue, parse_json
 from forge_domain.usage import Usage
 
 
@@ -128,7 +127,7 @@ class ToolCall(_Derived):
     def has_valid_arguments(self) -> bool:
         """Return True when ``arguments`` parses as JSON."""
         try:
-            json.loads(self.arguments)
+            parse_json(self.arguments)
         except ValueError:
             return False
         return True
@@ -141,10 +140,9 @@ class ToolCall(_Derived):
             InvalidArguments: when the text is not JSON.
         """
         try:
-            value: JsonValue = json.loads(self.arguments)
+            return parse_json(self.arguments)
         except ValueError as exc:
             raise InvalidArguments(self.name, self.arguments) from exc
-        return value
 
     @property
     def approx_chars(self) -> int:

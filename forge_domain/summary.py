@@ -141,6 +141,7 @@ class ContextSummary(BaseModel):
     ) -> ContextSummary:
         """Summarise ``messages`` (forge-spec §9); ``catalog`` classifies the tool calls."""
         catalog = catalog if catalog is not None else ToolCatalog.default()
+        classifier = catalog.classifier()
         results = {m.call_id: m for m in messages if isinstance(m, ToolResult) and m.call_id}
         blocks: list[SummaryBlock] = []
         role = Role.SYSTEM
@@ -159,17 +160,17 @@ class ContextSummary(BaseModel):
             text = message.text
             if text:
                 buffer.append(trusted(TextItem, text=text))
-            calls = message.tool_calls or ()
+            calls = message.tool_calls
+            if not calls:
+                continue
             for call in calls:
                 result = results.get(call.id) if call.id else None
                 output = result.text if result is not None else None
                 success = result is not None and not catalog.has_failed(result)
-                for tool in catalog.classify(call, output=output, todos=todos):
-                    buffer.append(
-                        trusted(ToolCallItem, id=call.id or None, tool=tool, is_success=success)
-                    )
+                for tool in classifier.tools(call, output, todos):
+                    buffer.append(_call_item(call.id or None, tool, success))
             for call in calls:
-                written = catalog.written_todos(call)
+                written = classifier.written_todos(call)
                 if written is not None:
                     todos = apply_todos(todos, written)
         if buffer:
@@ -197,6 +198,11 @@ class ContextSummary(BaseModel):
             ValueError: when a block, item or tool is not in forge's shape.
         """
         return cls(blocks=tuple(_block_from_forge(raw) for raw in blocks))
+
+
+def _call_item(call_id: str | None, tool: SummaryTool, success: bool) -> ToolCallItem:
+    """``ToolCallItem(id=…, tool=…, is_success=…)`` without validation (the values are typed)."""
+    return trusted(ToolCallItem, id=call_id, tool=tool, is_success=success)
 
 
 def _is_only_media(message: TextMessage) -> bool:

@@ -22,7 +22,8 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Literal, cast
 
@@ -57,6 +58,7 @@ from forge_domain.tool_defaults import DEFAULT_TOOLS
 from forge_domain.tool_spec import ToolSpec
 
 __all__ = [
+    "CallClassifier",
     "ToolCatalog",
     "is_mcp_name",
     "output_reports_failure",
@@ -89,13 +91,14 @@ def output_reports_failure(output: str) -> bool:
        (OpenHands' editor, v0 and SDK);
     4. a Python traceback anywhere (``Traceback (most recent call last)``).
     """
-    code = _RETURNCODE.search(output[:200])
-    if code is None:
-        codes = _EXIT_CODE.findall(output[-400:])
+    code = _RETURNCODE.search(output[:200]) if "<returncode>" in output[:200] else None
+    if code is not None:
+        return int(code.group(1)) != 0
+    tail = output[-400:]
+    if " exit code " in tail:
+        codes = _EXIT_CODE.findall(tail)
         if codes:
             return int(codes[-1]) != 0
-    else:
-        return int(code.group(1)) != 0
     return output.lstrip().startswith(_ERROR_PREFIXES) or _TRACEBACK in output
 
 
@@ -122,16 +125,44 @@ def patch_files(patch: str) -> tuple[FileUpdateTool | FileRemoveTool, ...]:
 
 
 def argument_excerpt(call: ToolCall) -> str:
-    """A short, single-line excerpt of a call's arguments."""
+    """A short, single-line excerpt of a call's arguments (compact JSON, at most 120 chars)."""
     try:
         value = call.parsed_arguments  # parsed once per call and cached on it
     except InvalidArguments:
         text = " ".join(call.arguments.split())
     else:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        text = _json_head(value, EXCERPT_CHARS + 1)
     if text in ("{}", ""):
         return ""
     return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+
+
+def _dumps(value: JsonValue) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _json_head(value: JsonValue, limit: int) -> str:
+    """The compact JSON of ``value`` when it has at most ``limit`` characters; else a text
+    longer than ``limit`` whose first ``limit`` characters are those of the compact JSON.
+
+    An edit's arguments can hold pages of code, and an excerpt needs 120 characters:
+    string values of an object are cut before they are serialised (escaping only
+    lengthens a string, so the head of the cut one is the head of the whole one).
+    """
+    if not isinstance(value, dict):
+        return _dumps(value)
+    pieces = ["{"]
+    length = 1
+    for key, item in value.items():
+        if length > limit:
+            return "".join(pieces)
+        if isinstance(item, str) and len(item) > limit:
+            item = item[:limit]
+        piece = ("," if length > 1 else "") + _dumps(key) + ":" + _dumps(item)
+        pieces.append(piece)
+        length += len(piece)
+    pieces.append("}")
+    return "".join(pieces)
 
 
 class ToolCatalog(BaseModel):
@@ -170,6 +201,10 @@ class ToolCatalog(BaseModel):
         """The specs for a tool name (empty when the catalog does not know it)."""
         return self.entries.get(_key(name), ())
 
+    def classifier(self) -> CallClassifier:
+        """A classifier for many calls (a summary's), resolving each tool name once."""
+        return CallClassifier(self)
+
     def classify(
         self, call: ToolCall, *, output: str | None = None, todos: Sequence[Todo] = ()
     ) -> tuple[SummaryTool, ...]:
@@ -178,26 +213,77 @@ class ToolCatalog(BaseModel):
         ``output`` is the call's result text (some tools name their file only there);
         ``todos`` is the todo list before the call's message, for ``todo_write`` diffs.
         """
+        return CallClassifier(self).tools(call, output, todos)
+
+    def written_todos(self, call: ToolCall) -> tuple[Todo, ...] | None:
+        """The todo items ``call`` writes, or None when it writes no todo list."""
+        return CallClassifier(self).written_todos(call)
+
+    def has_failed(self, result: ToolResult) -> bool:
+        """Return True when ``result`` reports a failure (flag, or output when inferring)."""
+        if result.is_error:
+            return True
+        return self.failure_inference == "output" and output_reports_failure(result.text)
+
+
+@dataclass(frozen=True, slots=True)
+class _NameRule:
+    """What a catalog knows of one tool name."""
+
+    specs: tuple[ToolSpec, ...]
+    writes_todos: bool
+    """True when one of ``specs`` is a ``todo_write`` (only those can write a todo list)."""
+    mcp: bool
+    """True when the name looks like an MCP tool's."""
+
+
+class CallClassifier:
+    """:meth:`ToolCatalog.classify` and ``written_todos`` for many calls.
+
+    A summary classifies thousands of calls to a handful of tools; the catalog
+    entry of each distinct name is looked up once here, not once per call.
+    """
+
+    __slots__ = ("_catalog", "_rules")
+
+    def __init__(self, catalog: ToolCatalog) -> None:
+        """Classify with ``catalog``."""
+        self._catalog = catalog
+        self._rules: dict[str, _NameRule] = {}
+
+    def _rule(self, name: str) -> _NameRule:
+        rule = self._rules.get(name)
+        if rule is None:
+            specs = self._catalog.specs_for(name)
+            writes = any(spec.kind == "todo_write" for spec in specs)
+            rule = self._rules[name] = _NameRule(specs, writes, is_mcp_name(name))
+        return rule
+
+    def tools(
+        self, call: ToolCall, output: str | None = None, todos: Sequence[Todo] = ()
+    ) -> tuple[SummaryTool, ...]:
+        """What ``call`` did (see :meth:`ToolCatalog.classify`)."""
+        rule = self._rule(call.name)
         arguments = _arguments(call)
         if arguments is not None:
-            for spec in self.specs_for(call.name):
+            for spec in rule.specs:
                 if spec.applies_to(arguments):
                     tools = _build(spec, call, arguments, output, todos)
                     if tools:
                         return tools
-        if is_mcp_name(call.name):
+        if rule.mcp:
             return (McpTool(name=call.name),)
         return (trusted(GenericTool, name=call.name, arguments=argument_excerpt(call)),)
 
     def written_todos(self, call: ToolCall) -> tuple[Todo, ...] | None:
-        """The todo items ``call`` writes, or None when it writes no todo list."""
-        specs = self.specs_for(call.name)
-        if not any(spec.kind == "todo_write" for spec in specs):
-            return None  # only a todo_write spec can write a todo list
+        """The todo items ``call`` writes (see :meth:`ToolCatalog.written_todos`)."""
+        rule = self._rule(call.name)
+        if not rule.writes_todos:
+            return None
         arguments = _arguments(call)
         if arguments is None:
             return None
-        for spec in specs:
+        for spec in rule.specs:
             if spec.applies_to(arguments):
                 if spec.kind != "todo_write":
                     return None
@@ -205,12 +291,6 @@ class ToolCatalog(BaseModel):
                 if written is not None:
                     return written
         return None
-
-    def has_failed(self, result: ToolResult) -> bool:
-        """Return True when ``result`` reports a failure (flag, or output when inferring)."""
-        if result.is_error:
-            return True
-        return self.failure_inference == "output" and output_reports_failure(result.text)
 
 
 @cache
@@ -244,15 +324,12 @@ def _arguments(call: ToolCall) -> JsonObject | None:
     return value if isinstance(value, dict) else None
 
 
-def _strings(spec: ToolSpec, arguments: JsonObject) -> Iterator[str]:
+def _first(spec: ToolSpec, arguments: JsonObject) -> str | None:
     for name in spec.resource_args:
         value = arguments.get(name)
         if isinstance(value, str):
-            yield value
-
-
-def _first(spec: ToolSpec, arguments: JsonObject) -> str | None:
-    return next(_strings(spec, arguments), None)
+            return value
+    return None
 
 
 def _build(

@@ -1,0 +1,98 @@
+"""The catalog's shortcuts give exactly what the plain definitions give (hypothesis)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from forge_domain import ToolCall, ToolCatalog, output_reports_failure
+from forge_domain.tool_catalog import EXCERPT_CHARS, argument_excerpt
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=300),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+ARGUMENTS = st.dictionaries(
+    st.text(max_size=10),
+    JSON_VALUES | st.text(alphabet='ab"\\\n\t\x01é', min_size=100, max_size=400),
+    max_size=5,
+)
+
+
+def _plain_excerpt(arguments: object) -> str:
+    """The definition: the whole compact JSON, cut to EXCERPT_CHARS with an ellipsis."""
+    text = json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+    if text in ("{}", ""):
+        return ""
+    return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
+
+
+@given(ARGUMENTS | JSON_VALUES)
+def test_argument_excerpt_is_the_cut_compact_json(arguments):
+    call = ToolCall(id="c", name="anything", arguments=json.dumps(arguments))
+    assert argument_excerpt(call) == _plain_excerpt(arguments)
+
+
+_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
+_EXIT_CODE = re.compile(r"\[(?:Command finished|The command completed) with exit code (-?\d+)\.?\]")
+
+
+def _plain_failure(output: str) -> bool:
+    """The definition, without the substring pre-checks."""
+    code = _RETURNCODE.search(output[:200])
+    if code is not None:
+        return int(code.group(1)) != 0
+    codes = _EXIT_CODE.findall(output[-400:])
+    if codes:
+        return int(codes[-1]) != 0
+    return (
+        output.lstrip().startswith(("ERROR:", "Ran into [Errno", "Invalid `"))
+        or "Traceback (most recent call last)" in output
+    )
+
+
+FRAGMENTS = st.sampled_from(
+    [
+        "<returncode>0</returncode>",
+        "<returncode> 3 </returncode>",
+        "<returncode>",
+        "[Command finished with exit code 0]",
+        "[Command finished with exit code 2]",
+        "[The command completed with exit code 1.]",
+        " exit code ",
+        "ERROR:",
+        "Invalid `x`",
+        "Traceback (most recent call last)",
+        "  ",
+        "\n",
+        "ok",
+        "x" * 150,
+        "y" * 390,
+    ]
+)
+
+
+@given(st.lists(FRAGMENTS, max_size=8).map("".join))
+def test_output_reports_failure_matches_its_definition(output):
+    assert output_reports_failure(output) is _plain_failure(output)
+
+
+@given(
+    st.lists(st.sampled_from(["read_file", "todo_write", "mcp__x__y", "Bash", "zz"]), max_size=6)
+)
+def test_classifier_agrees_with_single_call_classification(names):
+    catalog = ToolCatalog.default()
+    classifier = catalog.classifier()
+    calls = [
+        ToolCall(id=f"c{i}", name=name, arguments=json.dumps({"path": "a", "todos": []}))
+        for i, name in enumerate(names)
+    ]
+    for call in calls:
+        assert classifier.tools(call) == catalog.classify(call)
+        assert classifier.written_todos(call) == catalog.written_todos(call)
