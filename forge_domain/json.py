@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import TypeAlias, cast
 
 from pydantic import JsonValue
@@ -13,7 +14,7 @@ JsonObject: TypeAlias = dict[str, JsonValue]
 __all__ = ["JsonObject", "JsonValue", "parse_json"]
 
 _DECODER = json.JSONDecoder()
-_scan_once = _DECODER.scan_once
+_scan_once: Callable[[str, int], tuple[object, int]] = getattr(_DECODER, "scan_once")  # noqa: B009  (not in typeshed)
 _WHITESPACE = " \t\n\r"
 
 
