@@ -47,14 +47,22 @@ def _limited(item: SummaryItem, limit: int) -> SummaryItem:
 
 def limit_texts(summary: ContextSummary, limit: int) -> ContextSummary:
     """Return ``summary`` with texts cut to ``limit`` chars, commands to ``COMMAND_LIMIT``."""
-    blocks = tuple(_limited_block(block, limit) for block in summary.blocks)
+    command_limit = min(limit, COMMAND_LIMIT)
+    blocks = tuple(_limited_block(block, limit, command_limit) for block in summary.blocks)
     return summary.model_copy(update={"blocks": blocks})
 
 
-def _limited_block(block: SummaryBlock, limit: int) -> SummaryBlock:
+def _limited_block(block: SummaryBlock, limit: int, command_limit: int) -> SummaryBlock:
+    # Most blocks have nothing to cut: look before building anything.
+    for item in block.contents:
+        if isinstance(item, TextItem):
+            if len(item.text) > limit:
+                break
+        elif item.tool.kind == "shell" and len(getattr(item.tool, "command", "")) > command_limit:
+            break
+    else:
+        return block  # nothing to cut: the block is shared, not copied
     contents = tuple(_limited(item, limit) for item in block.contents)
-    if all(new is old for new, old in zip(contents, block.contents, strict=True)):
-        return block  # nothing was cut: the block is shared, not copied
     return block.model_copy(update={"contents": contents})
 
 

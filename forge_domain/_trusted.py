@@ -13,6 +13,7 @@ Only models without aliases, default factories, private attributes or a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -20,6 +21,7 @@ from pydantic import BaseModel
 
 __all__ = [
     "trusted",
+    "trusted_builder",
 ]
 
 M = TypeVar("M", bound=BaseModel)
@@ -71,3 +73,33 @@ def trusted(cls: type[M], /, **values: object) -> M:
     _set(instance, "__pydantic_extra__", None)
     _set(instance, "__pydantic_private__", None)
     return instance
+
+
+def trusted_builder(cls: type[M], /, *names: str) -> Callable[..., M]:
+    """A fast ``trusted(cls, **dict(zip(names, values)))``, called as ``build(*values)``.
+
+    For the hot loops that build thousands of one model: the plan, the checks and the
+    keyword dict are done once here, so a call only copies the defaults and fills them.
+
+    Raises:
+        TypeError: as :func:`trusted`, for ``cls`` or for ``names``.
+    """
+    plan = _PLANS.get(cls) or _plan(cls)
+    given = set(names)
+    if len(given) != len(names) or not given <= plan.template.keys() or not plan.required <= given:
+        raise TypeError(f"{cls.__name__}: unknown, repeated or missing fields in {list(names)}")
+    template = plan.template
+    new = cls.__new__
+
+    def build(*values: object) -> M:
+        fields = template.copy()
+        fields.update(zip(names, values, strict=True))
+        instance = new(cls)
+        _set(instance, "__dict__", fields)
+        _set(instance, "__pydantic_fields_set__", given.copy())
+        _set(instance, "__pydantic_extra__", None)
+        _set(instance, "__pydantic_private__", None)
+        return instance
+
+    build.__name__ = f"build_{cls.__name__}"
+    return build

@@ -20,7 +20,7 @@ from typing import Annotated, Literal, TypeAlias, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from forge_domain._trusted import trusted
+from forge_domain._trusted import trusted_builder
 from forge_domain.json import JsonObject, JsonValue
 from forge_domain.messages import ContextMessage, Role, TextMessage, TextPart, ToolResult
 from forge_domain.summary_tools import (
@@ -154,12 +154,12 @@ class ContextSummary(BaseModel):
                 continue
             if message.role != role:
                 if buffer:
-                    blocks.append(trusted(SummaryBlock, role=role, contents=tuple(buffer)))
+                    blocks.append(_block(role, tuple(buffer)))
                 buffer = []
                 role = message.role
             text = message.text
             if text:
-                buffer.append(trusted(TextItem, text=text))
+                buffer.append(_text_item(text))
             calls = message.tool_calls
             if not calls:
                 continue
@@ -174,7 +174,7 @@ class ContextSummary(BaseModel):
                 if written is not None:
                     todos = apply_todos(todos, written)
         if buffer:
-            blocks.append(trusted(SummaryBlock, role=role, contents=tuple(buffer)))
+            blocks.append(_block(role, tuple(buffer)))
         # Built from values of the right types only, so validation is skipped (it was
         # the largest cost of compacting long sessions).
         return cls.model_construct(blocks=tuple(blocks))
@@ -200,9 +200,11 @@ class ContextSummary(BaseModel):
         return cls(blocks=tuple(_block_from_forge(raw) for raw in blocks))
 
 
-def _call_item(call_id: str | None, tool: SummaryTool, success: bool) -> ToolCallItem:
-    """``ToolCallItem(id=…, tool=…, is_success=…)`` without validation (the values are typed)."""
-    return trusted(ToolCallItem, id=call_id, tool=tool, is_success=success)
+# Summaries are built from values of the right types only, so validation is skipped
+# (it was the largest cost of compacting long sessions).
+_text_item = trusted_builder(TextItem, "text")
+_call_item = trusted_builder(ToolCallItem, "id", "tool", "is_success")
+_block = trusted_builder(SummaryBlock, "role", "contents")
 
 
 def _is_only_media(message: TextMessage) -> bool:

@@ -22,14 +22,14 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from forge_domain._trusted import trusted
+from forge_domain._trusted import trusted_builder
 from forge_domain.errors import InvalidArguments, InvalidToolSpec
 from forge_domain.json import JsonObject, JsonValue
 from forge_domain.messages import ToolCall, ToolResult
@@ -137,8 +137,8 @@ def argument_excerpt(call: ToolCall) -> str:
     return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
 
 
-def _dumps(value: JsonValue) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""Compact JSON, as ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``."""
 
 
 def _json_head(value: JsonValue, limit: int) -> str:
@@ -273,7 +273,7 @@ class CallClassifier:
                         return tools
         if rule.mcp:
             return (McpTool(name=call.name),)
-        return (trusted(GenericTool, name=call.name, arguments=argument_excerpt(call)),)
+        return (_generic_tool(call.name, argument_excerpt(call)),)
 
     def written_todos(self, call: ToolCall) -> tuple[Todo, ...] | None:
         """The todo items ``call`` writes (see :meth:`ToolCatalog.written_todos`)."""
@@ -345,7 +345,7 @@ def _build(
     match spec.kind:
         case "file_read" | "file_update" | "file_remove" | "undo":
             path = _first(spec, arguments) or _path_in_output(spec, output)
-            return () if path is None else (_file_tool(spec.kind, path),)
+            return () if path is None else (_FILE_TOOLS[spec.kind](path),)
         case "shell":
             return _shell(spec, arguments)
         case "sem_search":
@@ -360,38 +360,30 @@ def _build(
         case "mcp":
             return (McpTool(name=call.name),)
         case "generic":
-            return (trusted(GenericTool, name=call.name, arguments=argument_excerpt(call)),)
+            return (_generic_tool(call.name, argument_excerpt(call)),)
         case _:
             value = _first(spec, arguments)
-            return () if value is None else (_named_tool(spec.kind, value),)
+            return () if value is None else (_NAMED_TOOLS[spec.kind](value),)
 
 
-def _file_tool(kind: str, path: str) -> SummaryTool:
-    match kind:
-        case "file_read":
-            return trusted(FileReadTool, path=path)
-        case "file_update":
-            return trusted(FileUpdateTool, path=path)
-        case "file_remove":
-            return trusted(FileRemoveTool, path=path)
-        case _:
-            return trusted(UndoTool, path=path)
-
-
-def _named_tool(kind: str, value: str) -> SummaryTool:
-    match kind:
-        case "search":
-            return trusted(SearchTool, pattern=value)
-        case "fetch":
-            return trusted(FetchTool, url=value)
-        case "followup":
-            return trusted(FollowupTool, question=value)
-        case "plan":
-            return trusted(PlanTool, plan_name=value)
-        case "skill":
-            return trusted(SkillTool, name=value)
-        case _:
-            return trusted(TaskTool, agent_id=value)
+_FILE_TOOLS: Mapping[str, Callable[[str], SummaryTool]] = {
+    "file_read": trusted_builder(FileReadTool, "path"),
+    "file_update": trusted_builder(FileUpdateTool, "path"),
+    "file_remove": trusted_builder(FileRemoveTool, "path"),
+    "undo": trusted_builder(UndoTool, "path"),
+}
+"""Builders of the tools whose resource is a path, by kind."""
+_NAMED_TOOLS: Mapping[str, Callable[[str], SummaryTool]] = {
+    "search": trusted_builder(SearchTool, "pattern"),
+    "fetch": trusted_builder(FetchTool, "url"),
+    "followup": trusted_builder(FollowupTool, "question"),
+    "plan": trusted_builder(PlanTool, "plan_name"),
+    "skill": trusted_builder(SkillTool, "name"),
+    "task": trusted_builder(TaskTool, "agent_id"),
+}
+"""Builders of the tools whose resource is one other string argument, by kind."""
+_generic_tool = trusted_builder(GenericTool, "name", "arguments")
+_shell_tool = trusted_builder(ShellTool, "command")
 
 
 def _path_in_output(spec: ToolSpec, output: str | None) -> str | None:
@@ -405,7 +397,7 @@ def _shell(spec: ToolSpec, arguments: JsonObject) -> tuple[SummaryTool, ...]:
     for name in spec.resource_args:
         value = arguments.get(name)
         if isinstance(value, str):
-            return (trusted(ShellTool, command=value),)
+            return (_shell_tool(value),)
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
             argv = cast(list[str], value)
             if argv[0] == "apply_patch" and len(argv) > 1:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import cached_property
 from typing import Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -83,17 +84,25 @@ class ToolSpec(BaseModel):
         """The argument names to read the resource from."""
         return self.args or DEFAULT_ARGS.get(self.kind, ())
 
+    @cached_property
+    def required_alternatives(self) -> tuple[tuple[str, ...], ...]:
+        """``required`` with each ``"a|b"`` split into its alternatives (worked out once)."""
+        return tuple(tuple(required.split("|")) for required in self.required)
+
     def applies_to(self, arguments: JsonObject) -> bool:
         """Return True when the required arguments are present and ``when`` holds."""
-        for required in self.required:
-            if "|" not in required:  # the common case, without splitting
-                if arguments.get(required) is None:
-                    return False
-            elif all(arguments.get(name) is None for name in required.split("|")):
+        get = arguments.get
+        for alternatives in self.required_alternatives:
+            for name in alternatives:
+                if get(name) is not None:
+                    break
+            else:
                 return False
-        return not self.when or all(
-            arguments.get(name) == value for name, value in self.when.items()
-        )
+        if self.when:
+            for name, value in self.when.items():
+                if get(name) != value:
+                    return False
+        return True
 
     @classmethod
     def from_data(cls, tool: str, data: JsonValue) -> ToolSpec:

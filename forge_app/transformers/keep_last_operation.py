@@ -63,14 +63,21 @@ def keep_last_operations(contents: tuple[SummaryItem, ...]) -> tuple[SummaryItem
     """``contents`` with superseded calls removed (see the module docstring)."""
     last: dict[Hashable, int] = {}
     last_success: dict[Hashable, int] = {}
-    keys: list[Hashable | None] = []
+    keys: list[Hashable | None] = [None] * len(contents)
+    keyed = 0
     for index, item in enumerate(contents):
-        key = operation_key(item.tool) if isinstance(item, ToolCallItem) else None
-        keys.append(key)
-        if key is not None and isinstance(item, ToolCallItem):
-            last[key] = index
-            if item.is_success:
-                last_success[key] = index
+        if not isinstance(item, ToolCallItem):
+            continue
+        key_of = _KEYS.get(item.tool.kind)
+        if key_of is None:
+            continue
+        key = keys[index] = key_of(item.tool)
+        keyed += 1
+        last[key] = index
+        if item.is_success:
+            last_success[key] = index
+    if keyed == len(last):
+        return contents  # no key repeats: nothing is superseded
     kept: list[SummaryItem] = []
     for index, (item, key) in enumerate(zip(contents, keys, strict=True)):
         if key is None or index == last[key]:

@@ -13,6 +13,9 @@ __all__ = [
     "StripWorkingDir",
 ]
 
+_PATH_KINDS = frozenset({"file_read", "file_update", "file_remove", "undo"})
+"""The kinds of the tools whose ``path`` is rewritten."""
+
 
 def strip_dir(path: str, cwd: str) -> str:
     """``path`` relative to ``cwd`` when ``cwd`` is a component-wise prefix; else ``path``.
@@ -49,10 +52,24 @@ class StripWorkingDir:
 
     def __call__(self, summary: ContextSummary, /) -> ContextSummary:
         """The summary with paths under ``cwd`` made relative."""
-        blocks = tuple(self._block(block) for block in summary.blocks)
+        base = _parts(self.cwd)
+        if not base:
+            return summary
+        blocks = tuple(self._block(block, base[-1]) for block in summary.blocks)
         return summary.model_copy(update={"blocks": blocks})
 
-    def _block(self, block: SummaryBlock) -> SummaryBlock:
+    def _block(self, block: SummaryBlock, last_part: str) -> SummaryBlock:
+        # Most items name no path under cwd: find one before building anything. A path
+        # under cwd contains cwd's last component, so the substring test rules out the rest.
+        for item in block.contents:
+            if (
+                item.kind == "tool_call"
+                and item.tool.kind in _PATH_KINDS
+                and last_part in getattr(item.tool, "path", "")
+            ):
+                break
+        else:
+            return block
         contents = tuple(self._item(item) for item in block.contents)
         if all(new is old for new, old in zip(contents, block.contents, strict=True)):
             return block

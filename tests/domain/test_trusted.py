@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from forge_domain._trusted import trusted
+from forge_domain._trusted import trusted, trusted_builder
 from forge_domain.messages import Role
 from forge_domain.summary import SummaryBlock, TextItem, ToolCallItem
 from forge_domain.summary_tools import FileReadTool, GenericTool, ShellTool
@@ -58,3 +58,34 @@ def test_trusted_rejects_unknown_and_missing_fields() -> None:
         trusted(TextItem, text="x", colour="red")
     with pytest.raises(TypeError, match="unknown or missing"):
         trusted(TextItem)
+
+
+@pytest.mark.parametrize(
+    ("cls", "values"),
+    [
+        (TextItem, {"text": "hello"}),
+        (GenericTool, {"name": "edit"}),
+        (GenericTool, {"arguments": "{}", "name": "edit"}),
+        (ToolCallItem, {"id": None, "tool": ShellTool(command="ls"), "is_success": False}),
+        (SummaryBlock, {"role": Role.USER, "contents": (TextItem(text="x"),)}),
+    ],
+    ids=["text", "generic-default", "generic-reordered", "call", "block"],
+)
+def test_trusted_builder_builds_what_model_construct_builds(
+    cls: type[BaseModel], values: dict[str, object]
+) -> None:
+    build = trusted_builder(cls, *values)
+    first, second = build(*values.values()), build(*values.values())
+    assert _state(first) == _state(cls.model_construct(**values))
+    assert first.model_fields_set is not second.model_fields_set  # never shared
+
+
+def test_trusted_builder_checks_names_once() -> None:
+    with pytest.raises(TypeError, match="missing"):
+        trusted_builder(ToolCallItem, "id", "tool")
+    with pytest.raises(TypeError, match="repeated"):
+        trusted_builder(TextItem, "text", "text")
+    with pytest.raises(TypeError, match="unknown"):
+        trusted_builder(TextItem, "colour")
+    with pytest.raises(ValueError, match="zip"):
+        trusted_builder(TextItem, "text")("a", "b")
