@@ -82,7 +82,7 @@ from forge_domain.tool_catalog import (
 )
 from forge_domain.tool_spec import ToolSpec
 from forge_domain.usage import TokenCount, Usage
-from forge_domain.validation import Dialect, Violation, ensure_valid, find_violations
+from forge_domain.validation import Dialect, Violation, ensure_valid, find_violations, is_valid
 
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
@@ -162,6 +162,7 @@ __all__ = [
     "find_violations",
     "format_float",
     "is_mcp_name",
+    "is_valid",
     "message_from_openai",
     "message_to_openai",
     "output_reports_failure",

@@ -165,6 +165,51 @@ def _check_messages(messages: list[ContextMessage], dialect: Dialect) -> list[Vi
     return violations
 
 
+def is_valid(context: Context, dialect: Dialect = "openai") -> bool:
+    """Return True when ``context`` breaks no provider rule (``find_violations`` is empty).
+
+    One pass that stops at the first problem and builds no report: the check run
+    on every compaction's input, tens of thousands of messages long. The rules are
+    those of :func:`find_violations`, which says what is wrong and where.
+    """
+    seen_ids: set[str] = set()
+    unanswered: set[str] | None = None  # ids of the last assistant message's open calls
+    started = False
+    first_turn = dialect == "anthropic"
+    for message in context:
+        if isinstance(message, ToolResult):
+            if unanswered is None or message.call_id not in unanswered:
+                return False  # an orphan, or a second result for one call
+            unanswered.discard(message.call_id)
+            started = True
+            continue
+        if unanswered:
+            return False  # a call without a result before this message
+        unanswered = None
+        role = message.role
+        if role == Role.SYSTEM:
+            if started:
+                return False
+        else:
+            if first_turn and role != Role.USER:
+                return False
+            first_turn = False
+            started = True
+        calls = message.tool_calls
+        if calls:
+            if role != Role.ASSISTANT:
+                return False
+            unanswered = set()
+            for call in calls:
+                if call.id in seen_ids:
+                    return False
+                seen_ids.add(call.id)
+                unanswered.add(call.id)
+        elif (calls is not None and role != Role.ASSISTANT) or _is_empty(message):
+            return False
+    return not unanswered and not first_turn
+
+
 def find_violations(context: Context, dialect: Dialect = "openai") -> list[Violation]:
     """Every provider rule ``context`` breaks, ordered by message index."""
     messages = list(context)
@@ -174,6 +219,8 @@ def find_violations(context: Context, dialect: Dialect = "openai") -> list[Viola
 
 def ensure_valid(context: Context, dialect: Dialect = "openai") -> None:
     """Raise :class:`InvalidTranscript` listing every violation, if there is any."""
+    if is_valid(context, dialect):
+        return
     violations = find_violations(context, dialect)
     if violations:
         raise InvalidTranscript([str(violation) for violation in violations])

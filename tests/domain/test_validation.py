@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from forge_domain import Context, InvalidTranscript, TextMessage, ToolCall, ToolResult
-from forge_domain.testing import pattern
-from forge_domain.validation import Violation, ensure_valid, find_violations
+from forge_domain import Context, InvalidTranscript, Role, TextMessage, ToolCall, ToolResult
+from forge_domain.testing import pattern, pattern_messages
+from forge_domain.validation import Violation, ensure_valid, find_violations, is_valid
 
 PATTERN_CASES = [
     ("sutrua", "openai", []),
@@ -35,6 +37,7 @@ PATTERN_CASES = [
 def test_find_violations_patterns(letters, dialect, expected):
     actual = [(v.index, v.rule) for v in find_violations(pattern(letters), dialect)]
     assert actual == expected
+    assert is_valid(pattern(letters), dialect) is (expected == [])
 
 
 def _call(call_id: str) -> ToolCall:
@@ -52,6 +55,30 @@ HANDMADE = [
             ToolResult.of("a", "ok"),
         ],
         [(3, "duplicate_tool_call_id")],
+    ),
+    (
+        "duplicate call id in one message",
+        [
+            TextMessage.user("go"),
+            TextMessage.assistant(None, (_call("a"), _call("a"))),
+            ToolResult.of("a", "ok"),
+        ],
+        [(1, "duplicate_tool_call_id")],
+    ),
+    (
+        "user message with answered tool calls",
+        [
+            TextMessage.model_validate(
+                {"role": "user", "content": "x", "tool_calls": [_call("z")]}
+            ),
+            ToolResult.of("z", "ok"),
+        ],
+        [(0, "tool_calls_on_non_assistant")],
+    ),
+    (
+        "user message with an empty list of tool calls",
+        [TextMessage.model_validate({"role": "user", "content": "x", "tool_calls": []})],
+        [(0, "tool_calls_on_non_assistant")],
     ),
     (
         "empty user message",
@@ -87,6 +114,7 @@ HANDMADE = [
 def test_find_violations_handmade(messages, expected):
     actual = sorted((v.index, v.rule) for v in find_violations(Context(messages)))
     assert actual == sorted(expected)
+    assert is_valid(Context(messages)) is (expected == [])
 
 
 def test_ensure_valid_lists_every_violation():
@@ -102,3 +130,48 @@ def test_ensure_valid_lists_every_violation():
 
 def test_violation_str_names_the_index():
     assert str(Violation(index=4, rule="x", message="bad")) == "messages[4]: bad"
+
+
+# is_valid must agree with find_violations on any message sequence, valid or not.
+_IDS = ("c1", "c2", "c3")
+_MESSAGES = st.one_of(
+    st.builds(TextMessage.system, st.sampled_from(["sys", " "])),
+    st.builds(TextMessage.user, st.sampled_from(["hi", "", "  \n"])),
+    st.builds(
+        TextMessage,
+        role=st.sampled_from(list(Role)),
+        content=st.sampled_from(["text", "", None, ()]),
+        tool_calls=st.none()
+        | st.lists(st.sampled_from(_IDS), max_size=2).map(
+            lambda ids: tuple(ToolCall(id=i, name="read") for i in ids)
+        ),
+    ),
+    st.builds(ToolResult.of, st.sampled_from(_IDS), st.just("out")),
+)
+
+
+_VALID_PATTERNS = st.lists(st.sampled_from(["u", "a", "tr", "Trr", "te", "ua"]), max_size=6).map(
+    lambda turns: "su" + "".join(turns)
+)
+
+
+@st.composite
+def _near_valid_patterns(draw: st.DrawFn) -> str:
+    """A valid pattern with one letter inserted, removed or replaced (or none)."""
+    letters = draw(_VALID_PATTERNS)
+    at = draw(st.integers(0, len(letters)))
+    new = draw(st.sampled_from(["", *"sutTre"]))
+    cut = draw(st.integers(0, 1))
+    return letters[:at] + new + letters[at + cut :]
+
+
+@settings(max_examples=400)
+@given(
+    st.lists(_MESSAGES, max_size=9)
+    | _VALID_PATTERNS.map(pattern_messages)
+    | _near_valid_patterns().map(pattern_messages),
+    st.sampled_from(["openai", "anthropic"]),
+)
+def test_is_valid_agrees_with_find_violations(messages, dialect):
+    context = Context(messages)
+    assert is_valid(context, dialect) is (find_violations(context, dialect) == [])
