@@ -48,7 +48,7 @@ from forge_domain.summary_tools import (
     tool_to_forge,
 )
 from forge_domain.todo import Todo, apply_todos
-from forge_domain.tool_catalog import ToolCatalog
+from forge_domain.tool_catalog import ToolCatalog, output_reports_failure
 
 __all__ = [
     "ContextSummary",
@@ -142,6 +142,7 @@ class ContextSummary(BaseModel):
         """Summarise ``messages`` (forge-spec §9); ``catalog`` classifies the tool calls."""
         catalog = catalog if catalog is not None else ToolCatalog.default()
         classifier = catalog.classifier()
+        infer = catalog.failure_inference == "output"
         results = {m.call_id: m for m in messages if isinstance(m, ToolResult) and m.call_id}
         blocks: list[SummaryBlock] = []
         role = Role.SYSTEM
@@ -165,8 +166,11 @@ class ContextSummary(BaseModel):
                 continue
             for call in calls:
                 result = results.get(call.id) if call.id else None
-                output = result.text if result is not None else None
-                success = result is not None and not catalog.has_failed(result)
+                if result is None:
+                    output, success = None, False
+                else:  # ToolCatalog.has_failed, with the output text read once
+                    output = result.text
+                    success = not (result.is_error or (infer and output_reports_failure(output)))
                 for tool in classifier.tools(call, output, todos):
                     buffer.append(_call_item(call.id or None, tool, success))
             for call in calls:

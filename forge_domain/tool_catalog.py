@@ -91,15 +91,17 @@ def output_reports_failure(output: str) -> bool:
        (OpenHands' editor, v0 and SDK);
     4. a Python traceback anywhere (``Traceback (most recent call last)``).
     """
-    code = _RETURNCODE.search(output[:200]) if "<returncode>" in output[:200] else None
-    if code is not None:
-        return int(code.group(1)) != 0
-    tail = output[-400:]
-    if " exit code " in tail:
-        codes = _EXIT_CODE.findall(tail)
+    # Substring searches first (no copies): the regexes run only on outputs that can match.
+    if output.find("<returncode>", 0, 200) >= 0:
+        code = _RETURNCODE.search(output[:200])
+        if code is not None:
+            return int(code.group(1)) != 0
+    if output.find(" exit code ", -400) >= 0:
+        codes = _EXIT_CODE.findall(output[-400:])
         if codes:
             return int(codes[-1]) != 0
-    return output.lstrip().startswith(_ERROR_PREFIXES) or _TRACEBACK in output
+    head = output.lstrip() if output[:1].isspace() else output
+    return head.startswith(_ERROR_PREFIXES) or _TRACEBACK in output
 
 
 def is_mcp_name(name: str) -> bool:
@@ -226,11 +228,34 @@ class ToolCatalog(BaseModel):
         return self.failure_inference == "output" and output_reports_failure(result.text)
 
 
+_Build = Callable[[ToolCall, JsonObject, "str | None", Sequence[Todo]], tuple[SummaryTool, ...]]
+"""Makes the tools of one call from its arguments, its output and the todo list before it."""
+
+
+@dataclass(frozen=True, slots=True)
+class _CompiledSpec:
+    """A :class:`ToolSpec` with its checks and its builder worked out once."""
+
+    spec: ToolSpec
+    required: tuple[tuple[str, ...], ...]
+    """``spec.required``, each ``"a|b"`` split into its alternatives."""
+    when: tuple[tuple[str, str], ...]
+    build: _Build
+
+    def applies_to(self, arguments: JsonObject) -> bool:
+        """:meth:`ToolSpec.applies_to`, without re-reading the spec."""
+        get = arguments.get
+        for alternatives in self.required:
+            if all(get(name) is None for name in alternatives):
+                return False
+        return all(get(name) == value for name, value in self.when)
+
+
 @dataclass(frozen=True, slots=True)
 class _NameRule:
     """What a catalog knows of one tool name."""
 
-    specs: tuple[ToolSpec, ...]
+    specs: tuple[_CompiledSpec, ...]
     writes_todos: bool
     """True when one of ``specs`` is a ``todo_write`` (only those can write a todo list)."""
     mcp: bool
@@ -241,7 +266,7 @@ class CallClassifier:
     """:meth:`ToolCatalog.classify` and ``written_todos`` for many calls.
 
     A summary classifies thousands of calls to a handful of tools; the catalog
-    entry of each distinct name is looked up once here, not once per call.
+    entry of each distinct name is looked up, and its specs prepared, once here.
     """
 
     __slots__ = ("_catalog", "_rules")
@@ -254,8 +279,8 @@ class CallClassifier:
     def _rule(self, name: str) -> _NameRule:
         rule = self._rules.get(name)
         if rule is None:
-            specs = self._catalog.specs_for(name)
-            writes = any(spec.kind == "todo_write" for spec in specs)
+            specs = tuple(_compile(spec) for spec in self._catalog.specs_for(name))
+            writes = any(compiled.spec.kind == "todo_write" for compiled in specs)
             rule = self._rules[name] = _NameRule(specs, writes, is_mcp_name(name))
         return rule
 
@@ -266,9 +291,9 @@ class CallClassifier:
         rule = self._rule(call.name)
         arguments = _arguments(call)
         if arguments is not None:
-            for spec in rule.specs:
-                if spec.applies_to(arguments):
-                    tools = _build(spec, call, arguments, output, todos)
+            for compiled in rule.specs:
+                if compiled.applies_to(arguments):
+                    tools = compiled.build(call, arguments, output, todos)
                     if tools:
                         return tools
         if rule.mcp:
@@ -283,11 +308,11 @@ class CallClassifier:
         arguments = _arguments(call)
         if arguments is None:
             return None
-        for spec in rule.specs:
-            if spec.applies_to(arguments):
-                if spec.kind != "todo_write":
+        for compiled in rule.specs:
+            if compiled.applies_to(arguments):
+                if compiled.spec.kind != "todo_write":
                     return None
-                written = _todos(spec, arguments)
+                written = _todos(compiled.spec, arguments)
                 if written is not None:
                     return written
         return None
@@ -324,46 +349,74 @@ def _arguments(call: ToolCall) -> JsonObject | None:
     return value if isinstance(value, dict) else None
 
 
-def _first(spec: ToolSpec, arguments: JsonObject) -> str | None:
-    for name in spec.resource_args:
-        value = arguments.get(name)
-        if isinstance(value, str):
-            return value
-    return None
+def _compile(spec: ToolSpec) -> _CompiledSpec:
+    required = tuple(tuple(required.split("|")) for required in spec.required)
+    return _CompiledSpec(spec, required, tuple(spec.when.items()), _builder(spec))
 
 
-def _build(
-    spec: ToolSpec,
-    call: ToolCall,
-    arguments: JsonObject,
-    output: str | None,
-    todos: Sequence[Todo],
-) -> tuple[SummaryTool, ...]:
-    """The tools ``spec`` makes of ``arguments``; empty when they do not fit."""
+def _builder(spec: ToolSpec) -> _Build:
+    """The function that makes ``spec``'s tools of a call; its result is empty when they do
+    not fit. Chosen once per spec, so a call pays for no dispatch on the spec's kind."""
+    names = spec.resource_args
+
+    def first(arguments: JsonObject) -> str | None:
+        for name in names:
+            value = arguments.get(name)
+            if isinstance(value, str):
+                return value
+        return None
+
+    kind = spec.kind
     if spec.format == "patch":
-        return patch_files(_first(spec, arguments) or "")
-    match spec.kind:
-        case "file_read" | "file_update" | "file_remove" | "undo":
-            path = _first(spec, arguments) or _path_in_output(spec, output)
-            return () if path is None else (_FILE_TOOLS[spec.kind](path),)
+        return lambda call, arguments, output, todos: patch_files(first(arguments) or "")
+    if kind in _FILE_TOOLS:
+        make_file = _FILE_TOOLS[kind]
+
+        def file_tool(
+            call: ToolCall, arguments: JsonObject, output: str | None, todos: Sequence[Todo]
+        ) -> tuple[SummaryTool, ...]:
+            path = first(arguments) or _path_in_output(spec, output)
+            return () if path is None else (make_file(path),)
+
+        return file_tool
+    if kind in _NAMED_TOOLS:
+        make_named = _NAMED_TOOLS[kind]
+
+        def named_tool(
+            call: ToolCall, arguments: JsonObject, output: str | None, todos: Sequence[Todo]
+        ) -> tuple[SummaryTool, ...]:
+            value = first(arguments)
+            return () if value is None else (make_named(value),)
+
+        return named_tool
+    match kind:
         case "shell":
-            return _shell(spec, arguments)
+            return lambda call, arguments, output, todos: _shell(spec, arguments)
         case "sem_search":
-            queries = _queries(spec, arguments)
-            return () if queries is None else (SemSearchTool(queries=queries),)
+            return lambda call, arguments, output, todos: _sem_search(spec, arguments)
         case "todo_write":
-            written = _todos(spec, arguments)
-            changes = None if written is None else todo_changes(todos, written)
-            return () if changes is None else (TodoWriteTool(changes=changes),)
+            return lambda call, arguments, output, todos: _todo_write(spec, arguments, todos)
         case "todo_read":
-            return (TodoReadTool(),)
+            return lambda call, arguments, output, todos: (TodoReadTool(),)
         case "mcp":
-            return (McpTool(name=call.name),)
-        case "generic":
-            return (_generic_tool(call.name, argument_excerpt(call)),)
-        case _:
-            value = _first(spec, arguments)
-            return () if value is None else (_NAMED_TOOLS[spec.kind](value),)
+            return lambda call, arguments, output, todos: (McpTool(name=call.name),)
+        case _:  # generic
+            return lambda call, arguments, output, todos: (
+                _generic_tool(call.name, argument_excerpt(call)),
+            )
+
+
+def _sem_search(spec: ToolSpec, arguments: JsonObject) -> tuple[SummaryTool, ...]:
+    queries = _queries(spec, arguments)
+    return () if queries is None else (SemSearchTool(queries=queries),)
+
+
+def _todo_write(
+    spec: ToolSpec, arguments: JsonObject, todos: Sequence[Todo]
+) -> tuple[SummaryTool, ...]:
+    written = _todos(spec, arguments)
+    changes = None if written is None else todo_changes(todos, written)
+    return () if changes is None else (TodoWriteTool(changes=changes),)
 
 
 _FILE_TOOLS: Mapping[str, Callable[[str], SummaryTool]] = {

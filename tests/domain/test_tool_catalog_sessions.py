@@ -18,11 +18,15 @@ from forge_domain import (
     FileReadTool,
     FileUpdateTool,
     GenericTool,
+    Role,
     SearchTool,
     ShellTool,
     SummaryTool,
+    TextMessage,
+    ToolCatalog,
+    ToolResult,
 )
-from tests.sessions import SESSIONS
+from tests.sessions import SESSIONS, session_paths
 
 pytestmark = pytest.mark.skipif(not SESSIONS.is_dir(), reason="shared sessions not available")
 
@@ -188,3 +192,28 @@ def test_tool_catalog_real_sessions_have_only_expected_generic_tools(session):
         if isinstance(item.tool, GenericTool)
     }
     assert actual <= {"think", "submit"}
+
+
+def _items_one_by_one(context: Context) -> list[tuple[str | None, SummaryTool, bool]]:
+    """Every call of ``context`` classified on its own with the catalog's public methods."""
+    catalog = ToolCatalog.default()
+    results = {m.call_id: m for m in context if isinstance(m, ToolResult)}
+    items: list[tuple[str | None, SummaryTool, bool]] = []
+    for message in context:
+        if isinstance(message, TextMessage) and message.role != Role.SYSTEM:
+            for call in message.tool_calls or ():
+                result = results.get(call.id)
+                output = None if result is None else result.text
+                success = result is not None and not catalog.has_failed(result)
+                items.extend(
+                    (call.id, tool, success) for tool in catalog.classify(call, output=output)
+                )
+    return items
+
+
+@pytest.mark.parametrize("path", session_paths(), ids=lambda path: path.stem)
+def test_summary_items_are_the_catalog_s_one_by_one_answers(path):
+    context = Context.from_openai(json.loads(path.read_text(encoding="utf-8")))
+    summary = ContextSummary.from_messages(list(context))
+    actual = [(item.id, item.tool, item.is_success) for item in summary.tool_calls()]
+    assert actual == _items_one_by_one(context)
