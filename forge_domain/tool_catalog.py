@@ -245,10 +245,16 @@ class _CompiledSpec:
     def applies_to(self, arguments: JsonObject) -> bool:
         """:meth:`ToolSpec.applies_to`, without re-reading the spec."""
         get = arguments.get
-        for alternatives in self.required:
-            if all(get(name) is None for name in alternatives):
+        for alternatives in self.required:  # loops, not all(): no generator per call
+            for name in alternatives:
+                if get(name) is not None:
+                    break
+            else:
                 return False
-        return all(get(name) == value for name, value in self.when)
+        for name, value in self.when:
+            if get(name) != value:
+                return False
+        return True
 
 
 @dataclass(frozen=True, slots=True)
