@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -78,8 +78,9 @@ def trusted(cls: type[M], /, **values: object) -> M:
 def trusted_builder(cls: type[M], /, *names: str) -> Callable[..., M]:
     """A fast ``trusted(cls, **dict(zip(names, values)))``, called as ``build(*values)``.
 
-    For the hot loops that build thousands of one model: the plan, the checks and the
-    keyword dict are done once here, so a call only copies the defaults and fills them.
+    For the hot loops that build thousands of one model. The builder's source is
+    generated once (as :mod:`dataclasses` does for ``__init__``): a call then builds
+    the field dict as a literal, half the cost of copying and filling a template.
 
     Raises:
         TypeError: as :func:`trusted`, for ``cls`` or for ``names``.
@@ -88,18 +89,28 @@ def trusted_builder(cls: type[M], /, *names: str) -> Callable[..., M]:
     given = set(names)
     if len(given) != len(names) or not given <= plan.template.keys() or not plan.required <= given:
         raise TypeError(f"{cls.__name__}: unknown, repeated or missing fields in {list(names)}")
-    template = plan.template
-    new = cls.__new__
-
-    def build(*values: object) -> M:
-        fields = template.copy()
-        fields.update(zip(names, values, strict=True))
-        instance = new(cls)
-        _set(instance, "__dict__", fields)
-        _set(instance, "__pydantic_fields_set__", given.copy())
-        _set(instance, "__pydantic_extra__", None)
-        _set(instance, "__pydantic_private__", None)
-        return instance
-
-    build.__name__ = f"build_{cls.__name__}"
+    if not all(name.isidentifier() for name in plan.template):
+        raise TypeError(f"{cls.__name__}: a field name is not an identifier")
+    fields = ", ".join(
+        f"{name!r}: {name if name in given else f'__defaults[{name!r}]'}" for name in plan.template
+    )
+    fields_set = "{" + ", ".join(repr(name) for name in names) + "}" if names else "set()"
+    source = (
+        f"def build({', '.join(names)}):\n"
+        "    instance = __new(__cls)\n"
+        f"    __set(instance, '__dict__', {{{fields}}})\n"
+        f"    __set(instance, '__pydantic_fields_set__', {fields_set})\n"
+        "    __set(instance, '__pydantic_extra__', None)\n"
+        "    __set(instance, '__pydantic_private__', None)\n"
+        "    return instance\n"
+    )
+    namespace: dict[str, object] = {
+        "__new": cls.__new__,
+        "__cls": cls,
+        "__set": _set,
+        "__defaults": plan.template,
+    }
+    exec(source, namespace)  # source built from the model's own field names, checked above
+    build = cast("Callable[..., M]", namespace["build"])
+    build.__name__ = build.__qualname__ = f"build_{cls.__name__}"
     return build

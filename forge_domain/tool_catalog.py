@@ -251,10 +251,7 @@ class _CompiledSpec:
                     break
             else:
                 return False
-        for name, value in self.when:
-            if get(name) != value:
-                return False
-        return True
+        return not self.when or all(get(name) == value for name, value in self.when)
 
 
 @dataclass(frozen=True, slots=True)
