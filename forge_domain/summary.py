@@ -22,7 +22,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from forge_domain._trusted import trusted_builder
 from forge_domain.json import JsonObject, JsonValue
-from forge_domain.messages import ContextMessage, Role, TextMessage, TextPart, ToolResult
+from forge_domain.messages import (
+    ContextMessage,
+    Role,
+    TextMessage,
+    TextPart,
+    ToolResult,
+    content_text,
+)
 from forge_domain.summary_tools import (
     FetchTool,
     FileReadTool,
@@ -148,33 +155,45 @@ class ContextSummary(BaseModel):
         role = Role.SYSTEM
         buffer: list[SummaryItem] = []
         todos: tuple[Todo, ...] = ()
+        tools_of, written_todos = classifier.tools, classifier.written_todos
+        add = buffer.append
         for message in messages:
             if not isinstance(message, TextMessage) or message.role == Role.SYSTEM:
                 continue
-            if _is_only_media(message):
+            content = message.content
+            # ``message.text``, inlined: this loop runs once per message of the span.
+            if isinstance(content, str):
+                text = content
+            elif content is None:
+                text = ""
+            elif _is_only_media(message):
                 continue
+            else:
+                text = content_text(content)
             if message.role != role:
                 if buffer:
                     blocks.append(_block(role, tuple(buffer)))
                 buffer = []
+                add = buffer.append
                 role = message.role
-            text = message.text
             if text:
-                buffer.append(_text_item(text))
+                add(_text_item(text))
             calls = message.tool_calls
             if not calls:
                 continue
             for call in calls:
-                result = results.get(call.id) if call.id else None
+                call_id = call.id
+                result = results.get(call_id) if call_id else None
                 if result is None:
                     output, success = None, False
                 else:  # ToolCatalog.has_failed, with the output text read once
-                    output = result.text
+                    content = result.content
+                    output = content if isinstance(content, str) else content_text(content)
                     success = not (result.is_error or (infer and output_reports_failure(output)))
-                for tool in classifier.tools(call, output, todos):
-                    buffer.append(_call_item(call.id or None, tool, success))
+                for tool in tools_of(call, output, todos):
+                    add(_call_item(call_id or None, tool, success))
             for call in calls:
-                written = classifier.written_todos(call)
+                written = written_todos(call)
                 if written is not None:
                     todos = apply_todos(todos, written)
         if buffer:
