@@ -194,7 +194,7 @@ class Compactor:
             role=Role.USER,
             content=self._frame.render(summary),
             span_usage=accumulated_usage(messages),
-            summary_data=summary.model_dump(mode="json"),
+            summary_data=summary.json_data(),
         )
         new = carry_reasoning(
             [*context[:start], summary_message, *context[end + 1 :]], messages, after=start + 1

@@ -1,0 +1,89 @@
+"""ContextSummary.json_data is exactly model_dump(mode="json"), for every tool kind."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from forge_domain import (
+    Context,
+    ContextSummary,
+    FetchTool,
+    FileReadTool,
+    FileRemoveTool,
+    FileUpdateTool,
+    FollowupTool,
+    GenericTool,
+    McpTool,
+    PlanTool,
+    Role,
+    SearchTool,
+    SemanticQuery,
+    SemSearchTool,
+    ShellTool,
+    SkillTool,
+    SummaryBlock,
+    TaskTool,
+    TextItem,
+    Todo,
+    TodoChange,
+    TodoReadTool,
+    TodoWriteTool,
+    ToolCallItem,
+    UndoTool,
+)
+from tests.sessions import session_paths
+
+TOOLS = [
+    FileReadTool(path="a.py"),
+    FileUpdateTool(path="b.py"),
+    FileRemoveTool(path="c.py"),
+    UndoTool(path="d.py"),
+    ShellTool(command="ls -la"),
+    SearchTool(pattern="def x"),
+    SemSearchTool(queries=(SemanticQuery(query="q", use_case="why"),)),
+    FetchTool(url="https://example.org"),
+    FollowupTool(question="which?"),
+    PlanTool(plan_name="p"),
+    SkillTool(name="s"),
+    TaskTool(agent_id="agent"),
+    McpTool(name="mcp__x__y"),
+    TodoWriteTool(changes=(TodoChange(todo=Todo(content="t", status="pending"), kind="added"),)),
+    TodoReadTool(),
+    GenericTool(name="think"),
+    GenericTool(name="edit", arguments='{"a":1}'),
+]
+
+
+@pytest.mark.parametrize("tool", TOOLS, ids=[f"{i}-{tool.kind}" for i, tool in enumerate(TOOLS)])
+def test_json_data_of_each_tool_kind(tool):
+    summary = ContextSummary(
+        blocks=(
+            SummaryBlock(role=Role.USER, contents=(TextItem(text="go"),)),
+            SummaryBlock(
+                role=Role.ASSISTANT,
+                contents=(
+                    ToolCallItem(id="c1", tool=tool, is_success=True),
+                    ToolCallItem(id=None, tool=tool, is_success=False),
+                ),
+            ),
+        )
+    )
+    assert summary.json_data() == summary.model_dump(mode="json")
+
+
+def test_json_data_of_every_tool_class_is_covered():
+    assert {type(tool) for tool in TOOLS} == {
+        cls for cls in ToolCallItem.model_fields["tool"].annotation.__args__
+    }
+
+
+@pytest.mark.parametrize("path", session_paths(), ids=lambda path: path.stem)
+def test_json_data_of_real_sessions(path):
+    context = Context.from_openai(json.loads(path.read_text(encoding="utf-8")))
+    summary = ContextSummary.from_messages(list(context))
+    data = summary.json_data()
+    assert data == summary.model_dump(mode="json")
+    compact = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    assert compact == summary.model_dump_json()  # same key order too
