@@ -59,6 +59,8 @@ def fence(text: str, minimum: int = 3) -> str:
 
 def oneline(text: str) -> str:
     """``text`` with its line breaks folded into single spaces."""
+    if text.isprintable():  # no line break of any kind (every one is unprintable): one line
+        return text.strip()
     parts = text.splitlines()
     if len(parts) <= 1:  # one line: folding it is stripping it
         return text.strip()
