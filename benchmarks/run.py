@@ -11,14 +11,24 @@ import os
 import platform
 import sys
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from benchmarks import hermes as hermes_side
 from benchmarks import ours
 from benchmarks.generator import Message, generate_session, json_size
 from benchmarks.report import Report
-from benchmarks.stats import Stats, clock, fmt_time, peak_memory, time_calls, time_runs, use_clock
+from benchmarks.stats import (
+    Stats,
+    clock,
+    fmt_time,
+    peak_memory,
+    time_calls,
+    time_interleaved,
+    use_clock,
+)
 from forge_domain import Context
 
 SESSIONS_DIR = Path("/work/shared/data/sessions")
@@ -64,7 +74,7 @@ def machine(hermes: hermes_side.Hermes | None) -> dict[str, object]:
 def _runs(size: int, quick: bool) -> int:
     if quick:
         return 3
-    return 3 if size >= 50_000 else 5
+    return 3 if size >= 50_000 else 7
 
 
 def trigger(report: Report, sizes: tuple[int, ...], quick: bool, seed: int, hermes: object) -> None:
@@ -126,12 +136,17 @@ def compaction(
         row: dict[str, object] = {"json_bytes": json_size(session), "runs": runs}
         row["from_openai"] = time_calls(Context.from_openai, session, runs)
         row["to_openai"] = time_calls(Context.to_openai, context, runs)
+        # A fresh Context per run (decoded untimed): values cached on messages, such as
+        # parsed tool arguments, must not carry over from one run to the next.
+        fresh = partial(Context.from_openai, session)
+        jobs: dict[str, tuple[Callable[[Any], object], Callable[[], Any]]] = {}
         if automatic is not None and forced is not None:
-            # A fresh Context per run (decoded untimed): values cached on messages, such as
-            # parsed tool arguments, must not carry over from one run to the next.
-            fresh = partial(Context.from_openai, session)
-            row["ours"] = time_runs(automatic, runs, fresh)
-            row["ours_forced"] = time_runs(forced, runs, fresh)
+            jobs["ours"] = (automatic, fresh)
+            jobs["ours_forced"] = (forced, fresh)
+        if isinstance(hermes, hermes_side.Hermes):
+            jobs["hermes"] = (partial(_hermes_compress, hermes, session), hermes.compressor)
+        row.update(zip(jobs, time_interleaved(list(jobs.values()), runs), strict=True))
+        if automatic is not None and forced is not None:
             peak, outcome = peak_memory(partial(automatic, context))
             row["ours_peak_bytes"] = peak
             row["ours_out"] = (len(outcome.context), outcome.context.token_count_approx())
@@ -143,7 +158,6 @@ def compaction(
             )
         if isinstance(hermes, hermes_side.Hermes):
             compress = partial(_hermes_compress, hermes, session)
-            row["hermes"] = time_runs(compress, runs, hermes.compressor)
             peak, result = peak_memory(partial(compress, hermes.compressor()))
             row["hermes_peak_bytes"] = peak
             out = Context.from_openai(result)
@@ -169,15 +183,18 @@ def real_sessions(report: Report, quick: bool, hermes: object) -> None:
             "fires": config.compact.should_compact(context, context.token_count()),
             "codec": time_calls(ours.round_trip, session, runs),
         }
+        jobs: dict[str, tuple[Callable[[Any], object], Callable[[], Any]]] = {}
         if automatic is not None:
-            row["ours"] = time_runs(automatic, runs, partial(Context.from_openai, session))
+            jobs["ours"] = (automatic, partial(Context.from_openai, session))
+        if isinstance(hermes, hermes_side.Hermes):
+            jobs["hermes"] = (partial(_hermes_compress, hermes, session), hermes.compressor)
+        row.update(zip(jobs, time_interleaved(list(jobs.values()), runs), strict=True))
+        if automatic is not None:
             peak, outcome = peak_memory(partial(automatic, context))
             row["ours_peak_bytes"] = peak
             row["ours_out"] = (len(outcome.context), outcome.context.token_count_approx())
         if isinstance(hermes, hermes_side.Hermes):
-            compress = partial(_hermes_compress, hermes, session)
-            row["hermes"] = time_runs(compress, runs, hermes.compressor)
-            out = Context.from_openai(compress(hermes.compressor()))
+            out = Context.from_openai(_hermes_compress(hermes, session, hermes.compressor()))
             row["hermes_out"] = (len(out), out.token_count_approx())
         rows[path.name] = row
     report.real(rows, config.source)

@@ -6,9 +6,9 @@ import gc
 import statistics
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -69,6 +69,26 @@ def time_runs(work: Callable[[T], object], runs: int, setup: Callable[[], T]) ->
         work(arg)
         samples.append(clock() - start)
     return Stats.of(samples)
+
+
+def time_interleaved(
+    jobs: Sequence[tuple[Callable[[Any], object], Callable[[], Any]]], runs: int
+) -> list[Stats]:
+    """Time several ``(work, setup)`` jobs ``runs`` times each, one run of each in turn.
+
+    Jobs compared as a ratio (ours / Hermes) then see the same spells of machine load:
+    on a shared machine, measuring one side's runs, then the other's, lets a busy
+    minute land on one side only.
+    """
+    samples: list[list[float]] = [[] for _ in jobs]
+    for _ in range(runs):
+        for taken, (work, setup) in zip(samples, jobs, strict=True):
+            arg = setup()
+            gc.collect()
+            start = clock()
+            work(arg)
+            taken.append(clock() - start)
+    return [Stats.of(taken) for taken in samples]
 
 
 def time_calls(work: Callable[[T], object], arg: T, runs: int) -> Stats:
