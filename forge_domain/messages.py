@@ -8,10 +8,9 @@ user message. Every model keeps the OpenAI fields it does not understand in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import StrEnum
-from functools import cached_property
-from typing import Annotated, Literal, Self, TypeAlias
+from typing import Annotated, Any, Generic, Literal, Self, TypeAlias, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -88,13 +87,50 @@ def _ceil_quarter(chars: int) -> int:
     return (chars + 3) // 4
 
 
+R = TypeVar("R")
+
+
+class _derived(Generic[R]):
+    """A value computed from a model's fields on first use, then kept in its ``__dict__``.
+
+    ``functools.cached_property`` without the lock Python 3.11 takes around every first
+    computation: a compaction reads the parsed arguments of thousands of fresh calls
+    once each, and the lock was a fifth of that cost. Later reads find the value in
+    the instance ``__dict__`` and never reach the descriptor.
+    """
+
+    def __init__(self, compute: Callable[[Any], R]) -> None:
+        """Wrap ``compute(instance)``."""
+        self._compute = compute
+        self._name = compute.__name__
+        self.__doc__ = compute.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, instance: None, owner: type | None = None) -> Self: ...
+
+    @overload
+    def __get__(self, instance: object, owner: type | None = None) -> R: ...
+
+    def __get__(self, instance: object | None, owner: type | None = None) -> R | Self:
+        if instance is None:
+            return self
+        value = self._compute(instance)
+        instance.__dict__[self._name] = value
+        return value
+
+
 class _Derived(BaseModel):
-    """A model whose ``cached_property`` values are derived from its fields.
+    """A model whose :class:`_derived` values are computed from its fields.
 
     pydantic's ``model_copy`` copies the instance ``__dict__``, cached values
     included, so a copy with ``update`` would keep an estimate (or parsed
     arguments) computed from the old fields. Copies drop them instead.
     """
+
+    model_config = ConfigDict(ignored_types=(_derived,))
 
     def model_copy(self, *, update: Mapping[str, object] | None = None, deep: bool = False) -> Self:
         """Copy the model; cached derived values are recomputed when fields change."""
@@ -132,7 +168,7 @@ class ToolCall(_Derived):
             return False
         return True
 
-    @cached_property
+    @_derived
     def parsed_arguments(self) -> JsonValue:
         """The arguments parsed as JSON.
 
@@ -233,7 +269,7 @@ class TextMessage(_Derived):
         """Text messages are never tool results."""
         return False
 
-    @cached_property
+    @_derived
     def approx_tokens(self) -> int:
         """chars/4 rounded up over text, tool calls and reasoning text (forge's rule)."""
         chars = len(self.text)
@@ -299,7 +335,7 @@ class ToolResult(_Derived):
         """Always True."""
         return True
 
-    @cached_property
+    @_derived
     def approx_tokens(self) -> int:
         """chars/4 rounded up over the text output; images count 0."""
         return _ceil_quarter(len(self.text))
