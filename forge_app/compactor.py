@@ -71,17 +71,15 @@ def _fold_start(context: Context, start: int) -> int:
 
 def accumulated_usage(span: Sequence[ContextMessage]) -> Usage | None:
     """The summed usage of ``span``, earlier summaries' ``span_usage`` included (None if none)."""
-    # ``span_usage`` is read only from text messages: a failed ``getattr`` on a pydantic
-    # model (a tool result) raises and catches inside ``__getattr__``, which is slow.
-    return Usage.total(
-        usage
-        for message in span
-        for usage in (
-            message.usage,
-            message.span_usage if isinstance(message, TextMessage) else None,
-        )
-        if usage is not None
-    )
+    usages: list[Usage] = []
+    for message in span:
+        if message.usage is not None:
+            usages.append(message.usage)
+        # ``span_usage`` is read only from text messages: a failed ``getattr`` on a
+        # pydantic model (a tool result) raises and catches inside ``__getattr__``.
+        if isinstance(message, TextMessage) and message.span_usage is not None:
+            usages.append(message.span_usage)
+    return Usage.total(usages)
 
 
 def _splice_violations(compacted: Context, start: int) -> list[Violation]:
