@@ -12,6 +12,7 @@ from the repository's top-level ``templates/`` in a source checkout.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -67,8 +68,12 @@ def oneline(text: str) -> str:
     return " ".join(part.strip() for part in parts if part.strip()) or text.strip()
 
 
+@lru_cache(maxsize=4096)
 def code(text: str) -> str:
-    """``text`` on one line as an inline code span that backticks inside cannot close."""
+    """``text`` on one line as an inline code span that backticks inside cannot close.
+
+    Cached: a summary names the same paths and commands again and again.
+    """
     flat = oneline(text)
     marks = "`" * (_longest_backtick_run(flat) + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""

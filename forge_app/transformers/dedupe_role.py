@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from forge_domain._trusted import trusted_builder
 from forge_domain.messages import Role
 from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem
 
@@ -27,20 +28,30 @@ class DedupeRole:
     def __call__(self, summary: ContextSummary, /) -> ContextSummary:
         """The summary with each run of ``role`` blocks folded into one block."""
         blocks: list[SummaryBlock] = []
-        run: list[SummaryItem] = []
+        run: list[SummaryBlock] = []
         for block in summary.blocks:
             if block.role != self.role:
                 if run:
-                    blocks.append(_block(self.role, run))
+                    blocks.append(_folded(self.role, run))
                     run = []
                 blocks.append(block)
                 continue
-            run.extend(item for item in block.contents if item not in run)
+            run.append(block)
         if run:
-            blocks.append(_block(self.role, run))
+            blocks.append(_folded(self.role, run))
         return summary.model_copy(update={"blocks": tuple(blocks)})
 
 
-def _block(role: Role, items: list[SummaryItem]) -> SummaryBlock:
+def _folded(role: Role, run: list[SummaryBlock]) -> SummaryBlock:
+    """One block of the run's distinct items, in order (the block itself when it is alone
+    and has no repeats: the common case, a single message between two assistant turns)."""
+    items: list[SummaryItem] = []
+    for block in run:
+        items.extend(item for item in block.contents if item not in items)
+    if len(run) == 1 and len(items) == len(run[0].contents):
+        return run[0]
     # Items taken from validated blocks: nothing to re-validate.
-    return SummaryBlock.model_construct(role=role, contents=tuple(items))
+    return _block(role, tuple(items))
+
+
+_block = trusted_builder(SummaryBlock, "role", "contents")
