@@ -263,6 +263,9 @@ class _NameRule:
     """True when one of ``specs`` is a ``todo_write`` (only those can write a todo list)."""
     mcp: bool
     """True when the name looks like an MCP tool's."""
+    pure: bool
+    """True when a call's tools depend on its name and arguments only (no spec reads the
+    output or the todo list), so identical calls can share one classification."""
 
 
 class CallClassifier:
@@ -272,26 +275,45 @@ class CallClassifier:
     entry of each distinct name is looked up, and its specs prepared, once here.
     """
 
-    __slots__ = ("_catalog", "_rules")
+    __slots__ = ("_catalog", "_rules", "_seen")
 
     def __init__(self, catalog: ToolCatalog) -> None:
         """Classify with ``catalog``."""
         self._catalog = catalog
         self._rules: dict[str, _NameRule] = {}
+        self._seen: dict[tuple[str, str], tuple[SummaryTool, ...]] = {}
+        """Tools of the pure calls classified so far, by name and arguments text."""
 
     def _rule(self, name: str) -> _NameRule:
         rule = self._rules.get(name)
         if rule is None:
             specs = tuple(_compile(spec) for spec in self._catalog.specs_for(name))
             writes = any(compiled.spec.kind == "todo_write" for compiled in specs)
-            rule = self._rules[name] = _NameRule(specs, writes, is_mcp_name(name))
+            pure = not writes and all(c.spec.path_from_output is None for c in specs)
+            rule = self._rules[name] = _NameRule(specs, writes, is_mcp_name(name), pure)
         return rule
 
     def tools(
         self, call: ToolCall, output: str | None = None, todos: Sequence[Todo] = ()
     ) -> tuple[SummaryTool, ...]:
-        """What ``call`` did (see :meth:`ToolCatalog.classify`)."""
+        """What ``call`` did (see :meth:`ToolCatalog.classify`).
+
+        Agents repeat themselves (the same test command, the same file read): a pure
+        call identical to one already classified gets the same (immutable) tools
+        without its arguments being parsed again.
+        """
         rule = self._rule(call.name)
+        if not rule.pure:
+            return self._classify(rule, call, output, todos)
+        key = (call.name, call.arguments)
+        tools = self._seen.get(key)
+        if tools is None:
+            tools = self._seen[key] = self._classify(rule, call, output, todos)
+        return tools
+
+    def _classify(
+        self, rule: _NameRule, call: ToolCall, output: str | None, todos: Sequence[Todo]
+    ) -> tuple[SummaryTool, ...]:
         arguments = _arguments(call)
         if arguments is not None:
             for compiled in rule.specs:

@@ -8,7 +8,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_domain import ToolCall, ToolCatalog, output_reports_failure
+from forge_domain import FileUpdateTool, Todo, ToolCall, ToolCatalog, output_reports_failure
 from forge_domain.tool_catalog import EXCERPT_CHARS, argument_excerpt
 
 JSON_VALUES = st.recursive(
@@ -96,3 +96,22 @@ def test_classifier_agrees_with_single_call_classification(names):
     for call in calls:
         assert classifier.tools(call) == catalog.classify(call)
         assert classifier.written_todos(call) == catalog.written_todos(call)
+
+
+def test_classifier_shares_tools_of_identical_pure_calls_only():
+    classifier = ToolCatalog.default().classifier()
+    read = ToolCall(id="c1", name="read_file", arguments='{"path": "a.py"}')
+    again = ToolCall(id="c2", name="read_file", arguments='{"path": "a.py"}')
+    assert classifier.tools(again) is classifier.tools(read)  # same name and arguments
+    # SWE-agent's edit names its file only in the output: identical calls differ.
+    edit = ToolCall(id="c3", name="edit", arguments='{"replacement": "x"}')
+    first = classifier.tools(edit, output="[File: /r/a.py (9 lines total)]")
+    second = classifier.tools(edit, output="[File: /r/b.py (9 lines total)]")
+    assert (first, second) == ((FileUpdateTool(path="/r/a.py"),), (FileUpdateTool(path="/r/b.py"),))
+    # todo_write diffs against the list before the call: identical calls differ.
+    write = ToolCall(
+        id="c4", name="todo_write", arguments='{"todos": [{"content": "A", "status": "pending"}]}'
+    )
+    empty = classifier.tools(write, todos=())
+    known = classifier.tools(write, todos=(Todo(content="A", status="pending"),))
+    assert empty != known
