@@ -170,9 +170,15 @@ class Compactor:
         return _fold_start(context, start), end
 
     def _summary(self, span: Sequence[ContextMessage], text_limit: int) -> ContextSummary:
-        kept = [message for message in span if not message.droppable]
-        earlier = [m for m in kept if isinstance(m, TextMessage) and m.summary_data is not None]
-        fresh = [m for m in kept if not (isinstance(m, TextMessage) and m.summary_data is not None)]
+        earlier: list[TextMessage] = []  # summaries of earlier compactions, to fold
+        fresh: list[ContextMessage] = []
+        for message in span:
+            if message.droppable:
+                continue
+            if isinstance(message, TextMessage) and message.summary_data is not None:
+                earlier.append(message)
+            else:
+                fresh.append(message)
         blocks = [
             block
             for message in earlier

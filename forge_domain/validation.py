@@ -43,7 +43,7 @@ def _is_empty(message: TextMessage) -> bool:
     if content is None:
         return True
     if isinstance(content, str):
-        return not content.strip()
+        return not content or content.isspace()  # as ``not content.strip()``, without a copy
     return len(content) == 0
 
 
