@@ -74,7 +74,9 @@ def machine(hermes: hermes_side.Hermes | None) -> dict[str, object]:
 def _runs(size: int, quick: bool) -> int:
     if quick:
         return 3
-    return 3 if size >= 50_000 else 7
+    if size >= 50_000:
+        return 3
+    return 7 if size >= 10_000 else 15
 
 
 def trigger(report: Report, sizes: tuple[int, ...], quick: bool, seed: int, hermes: object) -> None:
