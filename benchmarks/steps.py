@@ -1,0 +1,127 @@
+"""Where one automatic compaction spends its time, step by step.
+
+``python -m benchmarks.steps [--size 5000] [--runs 15] [--seed 1]`` replays the steps of
+``Compactor.compact`` one by one on a generated session (a fresh ``Context`` per run) and
+prints, per step, the minimum and the median CPU time over the runs. It calls the
+compactor's private steps on purpose, so it follows ``forge_app/compactor.py``: when
+those change, this script changes with them. The table in ``RESULTS.md`` came from here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+from benchmarks import ours
+from benchmarks.generator import generate_session
+from forge_app.compactor import Compactor, accumulated_usage
+from forge_app.reasoning import carry_reasoning
+from forge_app.summary_budget import drop_oldest_narration, limit_texts
+from forge_domain import Context, ContextMessage, Role, TextMessage
+from forge_domain.summary import ContextSummary
+from forge_domain.validation import ensure_valid
+
+T = TypeVar("T")
+
+STEPS = (
+    ("validate", "input validation (is_valid)"),
+    ("strategy", "retained count and span"),
+    ("from_messages", "ContextSummary.from_messages (parse, classify, failures, items)"),
+    ("transformers", "drop, dedupe, keep-last-operation, strip cwd"),
+    ("budgets", "text limits and narration budget"),
+    ("render", "the Jinja frame"),
+    ("summary_data", "ContextSummary.json_data"),
+    ("splice", "usage, reasoning carry, new Context"),
+)
+
+
+Timer = Callable[[str, Callable[[], T]], T]
+
+
+def measure(size: int, runs: int, seed: int) -> dict[str, list[float]]:
+    """CPU seconds per step, ``runs`` samples each."""
+    compactor = Compactor(ours.default_config().compact, cwd="/repo")
+    session = generate_session(size, seed=seed)
+    samples: dict[str, list[float]] = {name: [] for name, _ in STEPS}
+
+    def timed(name: str, step: Callable[[], T]) -> T:
+        start = time.process_time()
+        value = step()
+        samples[name].append(time.process_time() - start)
+        return value
+
+    for _ in range(runs):
+        context = Context.from_openai(session)
+        gc.collect()
+        replay_compaction(compactor, context, timed)
+    return samples
+
+
+def replay_compaction(compactor: Compactor, context: Context, timed: Timer[object]) -> Context:
+    """The steps of ``Compactor.compact`` (automatic strategy, no max_tokens), each timed."""
+    timed("validate", lambda: ensure_valid(context))
+    strategy = compactor.automatic_strategy()
+    span = timed("strategy", lambda: compactor._span(context, strategy.retained_count(context)))
+    if not isinstance(span, tuple):
+        raise SystemExit(f"nothing to compact in a {len(context)}-message session")
+    start, end = span
+    messages = context[start : end + 1]
+    fresh: list[ContextMessage] = [m for m in messages if not m.droppable]
+    built = timed("from_messages", lambda: ContextSummary.from_messages(fresh, compactor._catalog))
+    assert isinstance(built, ContextSummary)
+    transformed = timed("transformers", lambda: compactor._transform(built))
+    assert isinstance(transformed, ContextSummary)
+    summary = timed(
+        "budgets", lambda: drop_oldest_narration(limit_texts(transformed, 2_000), 16_000)
+    )
+    assert isinstance(summary, ContextSummary)
+    text = timed("render", lambda: compactor._frame.render(summary))
+    data = timed("summary_data", summary.json_data)
+    assert isinstance(text, str)
+    assert isinstance(data, dict)
+
+    def splice() -> Context:
+        message = TextMessage.model_construct(
+            role=Role.USER,
+            content=text,
+            span_usage=accumulated_usage(messages),
+            summary_data=data,
+        )
+        new = carry_reasoning(
+            [*context[:start], message, *context[end + 1 :]], messages, after=start + 1
+        )
+        return Context(new, usage_floor=len(new))
+
+    compacted = timed("splice", splice)
+    assert isinstance(compacted, Context)
+    return compacted
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of ``python -m benchmarks.steps``."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.steps", description=__doc__)
+    parser.add_argument("--size", type=int, default=5_000, help="session size (default 5000)")
+    parser.add_argument("--runs", type=int, default=15, help="runs per step (default 15)")
+    parser.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
+    args = parser.parse_args(argv)
+    samples = measure(args.size, args.runs, args.seed)
+    print(f"One automatic compaction of {args.size:,} messages, CPU time over {args.runs} runs\n")
+    print("| step | min ms | median ms | what |")
+    print("|---|--:|--:|---|")
+    for name, what in STEPS:
+        taken = samples[name]
+        print(
+            f"| {name} | {min(taken) * 1e3:.2f} | {statistics.median(taken) * 1e3:.2f} | {what} |"
+        )
+    total_min = sum(min(taken) for taken in samples.values()) * 1e3
+    total_median = sum(statistics.median(taken) for taken in samples.values()) * 1e3
+    print(f"| total | {total_min:.1f} | {total_median:.1f} | |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
