@@ -22,6 +22,7 @@ from typing import Literal, assert_never
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from forge_domain.context import Context
+from forge_domain.errors import InvalidConfig
 from forge_domain.messages import ContextMessage, Role
 
 
@@ -130,7 +131,12 @@ def find_sequence_preserving_last_n(
     The end moves back so that no tool call is separated from its results. This
     is forge's algorithm except that indices never saturate at 0, so a range that
     would orphan tool results (forge's ``trr`` with keep 1) is None instead.
+
+    Raises:
+        InvalidConfig: ``keep`` is negative.
     """
+    if keep < 0:
+        raise InvalidConfig(f"keep must be 0 or more messages; got {keep}")
     length = len(messages)
     if length == 0 or keep >= length:
         return None

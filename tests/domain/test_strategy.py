@@ -10,6 +10,7 @@ from forge_domain import (
     CompactionStrategy,
     Context,
     Evict,
+    InvalidConfig,
     JsonObject,
     Max,
     Min,
@@ -292,3 +293,9 @@ def test_compaction_strategy_max_never_compacts_more_than_min(letters, left, rig
     conservative = left.max(right).retained_count(context)
     aggressive = left.min(right).retained_count(context)
     assert conservative >= aggressive
+
+
+@pytest.mark.parametrize("keep", [-1, -7])
+def test_find_sequence_rejects_a_negative_keep_with_a_typed_error(keep):
+    with pytest.raises(InvalidConfig, match=f"keep must be 0 or more messages; got {keep}"):
+        find_sequence_preserving_last_n(pattern("suatrua"), keep)
