@@ -22,14 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from forge_domain._trusted import trusted_builder
 from forge_domain.json import JsonObject, JsonValue
-from forge_domain.messages import (
-    ContextMessage,
-    Role,
-    TextMessage,
-    TextPart,
-    ToolResult,
-    content_text,
-)
+from forge_domain.messages import ContextMessage, Role, TextMessage, TextPart, ToolResult
 from forge_domain.summary_tools import (
     FetchTool,
     FileReadTool,
@@ -55,7 +48,7 @@ from forge_domain.summary_tools import (
     tool_to_forge,
 )
 from forge_domain.todo import Todo, apply_todos
-from forge_domain.tool_catalog import ToolCatalog, output_reports_failure
+from forge_domain.tool_catalog import ToolCatalog
 
 __all__ = [
     "ContextSummary",
@@ -149,7 +142,6 @@ class ContextSummary(BaseModel):
         """Summarise ``messages`` (forge-spec §9); ``catalog`` classifies the tool calls."""
         catalog = catalog if catalog is not None else ToolCatalog.default()
         classifier = catalog.classifier()
-        infer = catalog.failure_inference == "output"
         results = {m.call_id: m for m in messages if isinstance(m, ToolResult) and m.call_id}
         blocks: list[SummaryBlock] = []
         role = Role.SYSTEM
@@ -160,16 +152,9 @@ class ContextSummary(BaseModel):
         for message in messages:
             if not isinstance(message, TextMessage) or message.role == Role.SYSTEM:
                 continue
-            content = message.content
-            # ``message.text``, inlined: this loop runs once per message of the span.
-            if isinstance(content, str):
-                text = content
-            elif content is None:
-                text = ""
-            elif _is_only_media(message):
+            if _is_only_media(message):
                 continue
-            else:
-                text = content_text(content)
+            text = message.text
             if message.role != role:
                 if buffer:
                     blocks.append(_block(role, tuple(buffer)))
@@ -186,10 +171,9 @@ class ContextSummary(BaseModel):
                 result = results.get(call_id) if call_id else None
                 if result is None:
                     output, success = None, False
-                else:  # ToolCatalog.has_failed, with the output text read once
-                    content = result.content
-                    output = content if isinstance(content, str) else content_text(content)
-                    success = not (result.is_error or (infer and output_reports_failure(output)))
+                else:
+                    output = result.text
+                    success = not catalog.has_failed(result, output)
                 for tool in tools_of(call, output, todos):
                     add(_call_item(call_id or None, tool, success))
             for call in calls:

@@ -221,11 +221,16 @@ class ToolCatalog(BaseModel):
         """The todo items ``call`` writes, or None when it writes no todo list."""
         return CallClassifier(self).written_todos(call)
 
-    def has_failed(self, result: ToolResult) -> bool:
-        """Return True when ``result`` reports a failure (flag, or output when inferring)."""
+    def has_failed(self, result: ToolResult, output: str | None = None) -> bool:
+        """Return True when ``result`` reports a failure (flag, or output when inferring).
+
+        ``output`` is ``result.text`` when the caller has read it already.
+        """
         if result.is_error:
             return True
-        return self.failure_inference == "output" and output_reports_failure(result.text)
+        if self.failure_inference != "output":
+            return False
+        return output_reports_failure(result.text if output is None else output)
 
 
 _Build = Callable[[ToolCall, JsonObject, "str | None", Sequence[Todo]], tuple[SummaryTool, ...]]
@@ -234,24 +239,10 @@ _Build = Callable[[ToolCall, JsonObject, "str | None", Sequence[Todo]], tuple[Su
 
 @dataclass(frozen=True, slots=True)
 class _CompiledSpec:
-    """A :class:`ToolSpec` with its checks and its builder worked out once."""
+    """A :class:`ToolSpec` with its builder chosen once."""
 
     spec: ToolSpec
-    required: tuple[tuple[str, ...], ...]
-    """``spec.required``, each ``"a|b"`` split into its alternatives."""
-    when: tuple[tuple[str, str], ...]
     build: _Build
-
-    def applies_to(self, arguments: JsonObject) -> bool:
-        """:meth:`ToolSpec.applies_to`, without re-reading the spec."""
-        get = arguments.get
-        for alternatives in self.required:  # loops, not all(): no generator per call
-            for name in alternatives:
-                if get(name) is not None:
-                    break
-            else:
-                return False
-        return not self.when or all(get(name) == value for name, value in self.when)
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,7 +278,9 @@ class CallClassifier:
     def _rule(self, name: str) -> _NameRule:
         rule = self._rules.get(name)
         if rule is None:
-            specs = tuple(_compile(spec) for spec in self._catalog.specs_for(name))
+            specs = tuple(
+                _CompiledSpec(spec, _builder(spec)) for spec in self._catalog.specs_for(name)
+            )
             writes = any(compiled.spec.kind == "todo_write" for compiled in specs)
             pure = not writes and all(c.spec.path_from_output is None for c in specs)
             rule = self._rules[name] = _NameRule(specs, writes, is_mcp_name(name), pure)
@@ -317,7 +310,7 @@ class CallClassifier:
         arguments = _arguments(call)
         if arguments is not None:
             for compiled in rule.specs:
-                if compiled.applies_to(arguments):
+                if compiled.spec.applies_to(arguments):
                     tools = compiled.build(call, arguments, output, todos)
                     if tools:
                         return tools
@@ -334,7 +327,7 @@ class CallClassifier:
         if arguments is None:
             return None
         for compiled in rule.specs:
-            if compiled.applies_to(arguments):
+            if compiled.spec.applies_to(arguments):
                 if compiled.spec.kind != "todo_write":
                     return None
                 written = _todos(compiled.spec, arguments)
@@ -372,11 +365,6 @@ def _arguments(call: ToolCall) -> JsonObject | None:
     except InvalidArguments:
         return None
     return value if isinstance(value, dict) else None
-
-
-def _compile(spec: ToolSpec) -> _CompiledSpec:
-    required = tuple(tuple(required.split("|")) for required in spec.required)
-    return _CompiledSpec(spec, required, tuple(spec.when.items()), _builder(spec))
 
 
 def _builder(spec: ToolSpec) -> _Build:

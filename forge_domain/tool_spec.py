@@ -98,11 +98,7 @@ class ToolSpec(BaseModel):
                     break
             else:
                 return False
-        if self.when:
-            for name, value in self.when.items():
-                if get(name) != value:
-                    return False
-        return True
+        return not self.when or all(get(name) == value for name, value in self.when.items())
 
     @classmethod
     def from_data(cls, tool: str, data: JsonValue) -> ToolSpec:
