@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from forge_domain._trusted import trusted_builder
 from forge_domain.messages import Role
 from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, TextItem, ToolCallItem
 from forge_domain.summary_tools import ShellTool
@@ -23,10 +22,6 @@ COMMAND_LIMIT = 400
 """Characters kept of a shell command in a summary (heredocs and scripts can run to pages)."""
 OMISSION_NOTE = "[{count} earlier assistant notes omitted to keep this summary bounded]"
 """Put where the oldest assistant texts were dropped."""
-
-
-_block = trusted_builder(SummaryBlock, "role", "contents")
-"""Builds a block from a subset of an existing block's items (nothing to re-validate)."""
 
 
 def truncate_text(text: str, limit: int) -> str:
@@ -119,7 +114,7 @@ def drop_oldest_narration(summary: ContextSummary, budget: int) -> ContextSummar
         if len(contents) == len(block.contents):
             blocks.append(block)  # nothing dropped: the block is shared, not copied
         else:  # a subset of the block's own items: nothing to re-validate
-            blocks.append(_block(block.role, tuple(contents)))
+            blocks.append(SummaryBlock.of_items(block.role, tuple(contents)))
     if note_at is not None:
         note = TextItem(text=OMISSION_NOTE.format(count=dropped))
         first = blocks[note_at]

@@ -121,6 +121,13 @@ class SummaryBlock(BaseModel):
     contents: tuple[SummaryItem, ...]
     """Texts and tool calls, in the order they happened."""
 
+    @classmethod
+    def of_items(cls, role: Role, contents: tuple[SummaryItem, ...]) -> SummaryBlock:
+        """A block of items that are already valid (taken from other blocks, or built from
+        validated messages), made without re-validating them: what ``model_construct``
+        would make, at a fraction of its cost."""
+        return _block(role, contents)
+
     def to_forge_json(self) -> JsonObject:
         """Forge's serde shape: ``{role: "User", contents: [{text} | {tool_call}]}``."""
         contents: list[JsonValue] = [_item_to_forge(item) for item in self.contents]
@@ -157,7 +164,7 @@ class ContextSummary(BaseModel):
             text = message.text
             if message.role != role:
                 if buffer:
-                    blocks.append(_block(role, tuple(buffer)))
+                    blocks.append(SummaryBlock.of_items(role, tuple(buffer)))
                 buffer = []
                 add = buffer.append
                 role = message.role
@@ -181,7 +188,7 @@ class ContextSummary(BaseModel):
                 if written is not None:
                     todos = apply_todos(todos, written)
         if buffer:
-            blocks.append(_block(role, tuple(buffer)))
+            blocks.append(SummaryBlock.of_items(role, tuple(buffer)))
         # Built from values of the right types only, so validation is skipped (it was
         # the largest cost of compacting long sessions).
         return cls.model_construct(blocks=tuple(blocks))

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from forge_domain._trusted import trusted_builder
 from forge_domain.messages import Role
 from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem
 
@@ -51,7 +50,4 @@ def _folded(role: Role, run: list[SummaryBlock]) -> SummaryBlock:
     if len(run) == 1 and len(items) == len(run[0].contents):
         return run[0]
     # Items taken from validated blocks: nothing to re-validate.
-    return _block(role, tuple(items))
-
-
-_block = trusted_builder(SummaryBlock, "role", "contents")
+    return SummaryBlock.of_items(role, tuple(items))

@@ -114,4 +114,4 @@ def _trimmed(block: SummaryBlock) -> SummaryBlock:
     if len(contents) == len(block.contents):
         return block
     # A subset of the block's own items: nothing to re-validate.
-    return SummaryBlock.model_construct(role=block.role, contents=contents)
+    return SummaryBlock.of_items(block.role, contents)

@@ -74,7 +74,7 @@ class StripWorkingDir:
         if all(new is old for new, old in zip(contents, block.contents, strict=True)):
             return block
         # Items of the same types with one string changed: nothing to re-validate.
-        return SummaryBlock.model_construct(role=block.role, contents=contents)
+        return SummaryBlock.of_items(block.role, contents)
 
     def _item(self, item: SummaryItem) -> SummaryItem:
         if not isinstance(item, ToolCallItem):

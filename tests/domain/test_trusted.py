@@ -89,3 +89,13 @@ def test_trusted_builder_checks_names_once() -> None:
         trusted_builder(TextItem, "colour")
     with pytest.raises(TypeError, match="positional argument"):
         trusted_builder(TextItem, "text")("a", "b")
+
+
+def test_summary_block_of_items_is_what_model_construct_builds() -> None:
+    contents = (
+        TextItem(text="x"),
+        ToolCallItem(id="c", tool=ShellTool(command="ls"), is_success=True),
+    )
+    actual = _state(SummaryBlock.of_items(Role.ASSISTANT, contents))
+    expected = _state(SummaryBlock.model_construct(role=Role.ASSISTANT, contents=contents))
+    assert actual == expected
