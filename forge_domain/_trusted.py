@@ -2,10 +2,10 @@
 
 Summaries of long sessions are made of thousands of small frozen models whose field
 values come straight from validated messages. ``model_construct`` skips validation but
-still walks every field's aliases and defaults on each call; :func:`trusted` does that
-walk once per class and then only fills a dict (about half the cost per instance).
+still walks every field's aliases and defaults on each call; :func:`trusted_builder` does
+that walk once per class and field list, and its builder then only fills a dict literal.
 
-The instance is the one ``model_construct`` would build: same ``__dict__`` (fields in
+An instance is the one ``model_construct`` would build: same ``__dict__`` (fields in
 declaration order, defaults filled in), same ``model_fields_set`` (the names passed).
 Only models without aliases, default factories, private attributes or a
 ``model_post_init`` are accepted, so there is nothing else ``model_construct`` would do.
@@ -20,7 +20,6 @@ from typing import TypeVar, cast
 from pydantic import BaseModel
 
 __all__ = [
-    "trusted",
     "trusted_builder",
 ]
 
@@ -56,34 +55,16 @@ def _plan(cls: type[BaseModel]) -> _Plan:
     return _PLANS.setdefault(cls, _Plan(template, required))
 
 
-def trusted(cls: type[M], /, **values: object) -> M:
-    """``cls.model_construct(**values)`` for values of the right types, at a lower cost.
-
-    Raises:
-        TypeError: ``cls`` needs more than ``model_construct``'s plain path, or a value
-            names no field, or a required field is missing.
-    """
-    plan = _PLANS.get(cls) or _plan(cls)
-    fields = plan.template | values
-    if len(fields) != len(plan.template) or not plan.required <= values.keys():
-        raise TypeError(f"{cls.__name__}: unknown or missing fields in {sorted(values)}")
-    instance = cls.__new__(cls)
-    _set(instance, "__dict__", fields)
-    _set(instance, "__pydantic_fields_set__", set(values))
-    _set(instance, "__pydantic_extra__", None)
-    _set(instance, "__pydantic_private__", None)
-    return instance
-
-
 def trusted_builder(cls: type[M], /, *names: str) -> Callable[..., M]:
-    """A fast ``trusted(cls, **dict(zip(names, values)))``, called as ``build(*values)``.
+    """``build(*values)``: ``cls.model_construct(**dict(zip(names, values)))``, cheaper.
 
     For the hot loops that build thousands of one model. The builder's source is
     generated once (as :mod:`dataclasses` does for ``__init__``): a call then builds
     the field dict as a literal, half the cost of copying and filling a template.
 
     Raises:
-        TypeError: as :func:`trusted`, for ``cls`` or for ``names``.
+        TypeError: ``cls`` needs more than ``model_construct``'s plain path, or ``names``
+            repeat a field, name no field or leave out a required one.
     """
     plan = _PLANS.get(cls) or _plan(cls)
     given = set(names)

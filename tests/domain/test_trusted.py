@@ -1,11 +1,11 @@
-"""``trusted`` builds exactly what ``model_construct`` builds."""
+"""``trusted_builder`` builds exactly what ``model_construct`` builds."""
 
 from __future__ import annotations
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from forge_domain._trusted import trusted, trusted_builder
+from forge_domain._trusted import trusted_builder
 from forge_domain.messages import Role
 from forge_domain.summary import SummaryBlock, TextItem, ToolCallItem
 from forge_domain.summary_tools import FileReadTool, GenericTool, ShellTool
@@ -21,6 +21,17 @@ def _state(model: BaseModel) -> tuple[object, ...]:
     )
 
 
+class _WithFactory(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    items: list[str] = Field(default_factory=list)
+
+
+def test_trusted_builder_rejects_models_with_default_factories() -> None:
+    with pytest.raises(TypeError, match="default factory"):
+        trusted_builder(_WithFactory)
+
+
 @pytest.mark.parametrize(
     ("cls", "values"),
     [
@@ -29,47 +40,22 @@ def _state(model: BaseModel) -> tuple[object, ...]:
         (ShellTool, {"command": "ls"}),
         (GenericTool, {"name": "edit", "arguments": "{}"}),
         (GenericTool, {"name": "edit"}),
-        (ToolCallItem, {"id": "c1", "tool": ShellTool(command="ls"), "is_success": True}),
-        (SummaryBlock, {"role": Role.USER, "contents": (TextItem(text="x"),)}),
-    ],
-    ids=["text", "read", "shell", "generic", "generic-default", "call", "block"],
-)
-def test_trusted_builds_what_model_construct_builds(
-    cls: type[BaseModel], values: dict[str, object]
-) -> None:
-    actual = _state(trusted(cls, **values))
-    expected = _state(cls.model_construct(**values))
-    assert actual == expected
-
-
-class _WithFactory(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    items: list[str] = Field(default_factory=list)
-
-
-def test_trusted_rejects_models_with_default_factories() -> None:
-    with pytest.raises(TypeError, match="default factory"):
-        trusted(_WithFactory)
-
-
-def test_trusted_rejects_unknown_and_missing_fields() -> None:
-    with pytest.raises(TypeError, match="unknown or missing"):
-        trusted(TextItem, text="x", colour="red")
-    with pytest.raises(TypeError, match="unknown or missing"):
-        trusted(TextItem)
-
-
-@pytest.mark.parametrize(
-    ("cls", "values"),
-    [
-        (TextItem, {"text": "hello"}),
-        (GenericTool, {"name": "edit"}),
         (GenericTool, {"arguments": "{}", "name": "edit"}),
+        (ToolCallItem, {"id": "c1", "tool": ShellTool(command="ls"), "is_success": True}),
         (ToolCallItem, {"id": None, "tool": ShellTool(command="ls"), "is_success": False}),
         (SummaryBlock, {"role": Role.USER, "contents": (TextItem(text="x"),)}),
     ],
-    ids=["text", "generic-default", "generic-reordered", "call", "block"],
+    ids=[
+        "text",
+        "read",
+        "shell",
+        "generic",
+        "generic-default",
+        "generic-reordered",
+        "call",
+        "call-without-id",
+        "block",
+    ],
 )
 def test_trusted_builder_builds_what_model_construct_builds(
     cls: type[BaseModel], values: dict[str, object]
@@ -87,6 +73,10 @@ def test_trusted_builder_checks_names_once() -> None:
         trusted_builder(TextItem, "text", "text")
     with pytest.raises(TypeError, match="unknown"):
         trusted_builder(TextItem, "colour")
+    with pytest.raises(TypeError, match="unknown"):
+        trusted_builder(TextItem, "text", "colour")
+    with pytest.raises(TypeError, match="missing"):
+        trusted_builder(TextItem)
     with pytest.raises(TypeError, match="positional argument"):
         trusted_builder(TextItem, "text")("a", "b")
 
