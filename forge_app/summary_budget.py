@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from forge_domain.messages import Role
-from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, TextItem, ToolCallItem
+from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, TextItem
 from forge_domain.summary_tools import ShellTool
 
 __all__ = [
@@ -32,17 +34,21 @@ def truncate_text(text: str, limit: int) -> str:
     return text[:limit].rstrip() + " " + TRUNCATION_MARKER.format(count=removed)
 
 
-def _limited(item: SummaryItem, limit: int) -> SummaryItem:
-    if isinstance(item, TextItem) and len(item.text) > limit:
+def _too_long(item: SummaryItem, limit: int, command_limit: int) -> bool:
+    """True for a text over ``limit`` characters or a shell command over ``command_limit``."""
+    if isinstance(item, TextItem):
+        return len(item.text) > limit
+    return isinstance(item.tool, ShellTool) and len(item.tool.command) > command_limit
+
+
+def _limited(item: SummaryItem, limit: int, command_limit: int) -> SummaryItem:
+    if not _too_long(item, limit, command_limit):
+        return item
+    if isinstance(item, TextItem):
         return item.model_copy(update={"text": truncate_text(item.text, limit)})
-    if (
-        isinstance(item, ToolCallItem)
-        and isinstance(item.tool, ShellTool)
-        and len(item.tool.command) > min(limit, COMMAND_LIMIT)
-    ):
-        command = truncate_text(item.tool.command, min(limit, COMMAND_LIMIT))
-        return item.model_copy(update={"tool": item.tool.model_copy(update={"command": command})})
-    return item
+    tool = cast(ShellTool, item.tool)
+    command = truncate_text(tool.command, command_limit)
+    return item.model_copy(update={"tool": tool.model_copy(update={"command": command})})
 
 
 def limit_texts(summary: ContextSummary, limit: int) -> ContextSummary:
@@ -54,15 +60,9 @@ def limit_texts(summary: ContextSummary, limit: int) -> ContextSummary:
 
 def _limited_block(block: SummaryBlock, limit: int, command_limit: int) -> SummaryBlock:
     # Most blocks have nothing to cut: look before building anything.
-    for item in block.contents:
-        if isinstance(item, TextItem):
-            if len(item.text) > limit:
-                break
-        elif item.tool.kind == "shell" and len(getattr(item.tool, "command", "")) > command_limit:
-            break
-    else:
-        return block  # nothing to cut: the block is shared, not copied
-    contents = tuple(_limited(item, limit) for item in block.contents)
+    if not any(_too_long(item, limit, command_limit) for item in block.contents):
+        return block  # the block is shared, not copied
+    contents = tuple(_limited(item, limit, command_limit) for item in block.contents)
     return block.model_copy(update={"contents": contents})
 
 

@@ -5,16 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import PurePosixPath
+from typing import get_args
 
 from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, ToolCallItem
-from forge_domain.summary_tools import FileReadTool, FileRemoveTool, FileUpdateTool, UndoTool
+from forge_domain.summary_tools import FileTool
 
 __all__ = [
     "StripWorkingDir",
 ]
 
-_PATH_KINDS = frozenset({"file_read", "file_update", "file_remove", "undo"})
-"""The kinds of the tools whose ``path`` is rewritten."""
+_PATH_KINDS = frozenset(tool.model_fields["kind"].default for tool in get_args(FileTool))
+"""The kinds of the tools whose ``path`` is rewritten (those of :data:`FileTool`)."""
 
 
 def strip_dir(path: str, cwd: str) -> str:
@@ -80,7 +81,7 @@ class StripWorkingDir:
         if not isinstance(item, ToolCallItem):
             return item
         tool = item.tool
-        if not isinstance(tool, FileReadTool | FileUpdateTool | FileRemoveTool | UndoTool):
+        if not isinstance(tool, FileTool):
             return item
         path = strip_dir(tool.path, self.cwd)
         if path == tool.path:
