@@ -61,14 +61,7 @@ class Stats:
 
 def time_runs(work: Callable[[T], object], runs: int, setup: Callable[[], T]) -> Stats:
     """Time ``work(setup())`` ``runs`` times; setup and a full collection are not timed."""
-    samples: list[float] = []
-    for _ in range(runs):
-        arg = setup()
-        gc.collect()
-        start = clock()
-        work(arg)
-        samples.append(clock() - start)
-    return Stats.of(samples)
+    return time_interleaved([(work, setup)], runs)[0]
 
 
 def time_interleaved(
