@@ -12,6 +12,7 @@
     ├── OutputNotWritten      an output file could not be written; nothing was left behind
     ├── ChartFormatUnsupported  a chart file name asks for neither SVG nor PNG
     ├── EndpointNotConfigured  ``run`` has no provider endpoint or model to call
+    ├── ContextDoesNotFit     a request would exceed the model's window even after compaction
     ├── HookFailed            a plugin's hook raised; names the plugin and the hook
     ├── PluginRejected        a plugin cannot be registered (hook wrappers, bad hooks)
     ├── ModelCallFailed       the provider refused a request (not worth retrying)
@@ -138,6 +139,23 @@ class ProviderUnavailable(ModelCallFailed):
 
 class ContextLengthExceeded(ModelCallFailed):
     """The request did not fit in the model's context window: compact, then retry."""
+
+
+class ContextDoesNotFit(ForgeAppError):
+    """A request would exceed the model's window and no compaction can make it fit.
+
+    Raised before the request is sent (never a silent oversize request);
+    ``parts`` names what could not be shrunk.
+    """
+
+    def __init__(self, tokens: int, window: int, parts: str) -> None:
+        self.tokens = tokens
+        self.window = window
+        self.parts = parts
+        super().__init__(
+            f"the context holds ~{tokens:,} tokens, over the model's window of {window:,}, "
+            f"and cannot be compacted further ({parts or 'nothing left to cut'})"
+        )
 
 
 class ToolFailed(ForgeAppError):

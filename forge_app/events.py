@@ -16,8 +16,9 @@ from forge_app.errors import ContextLengthExceeded
 from forge_app.model import ModelRequest, ModelResponse
 from forge_domain import CompactionResult, TokenCount, ToolCall, ToolResult
 
-CompactionReason = Literal["threshold", "preflight", "context_length_exceeded"]
-"""Why a compaction ran: the response check, the pre-request check, or a provider overflow."""
+CompactionReason = Literal["threshold", "preflight", "window", "context_length_exceeded"]
+"""Why a compaction ran: the response check, the pre-request check, a request that would
+not fit the model's window, or a provider overflow."""
 EndReason = Literal["final_answer", "max_turns", "error", "cancelled"]
 """Why a run stopped."""
 
@@ -146,7 +147,11 @@ class CompactionFailedEvent(_Event):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CompactionSuspendedEvent(_Event):
-    """Automatic compaction stopped: the last compactions did not get under the threshold."""
+    """Automatic compaction is held back: the last attempt did not get under the threshold.
+
+    It is tried again (doing more) once the context reaches ``retry_at_tokens``
+    or ``retry_after_turns`` more responses have come, whichever is first.
+    """
 
     hook: ClassVar[str] = "forge_on_compaction_suspended"
     attempts: int
@@ -155,6 +160,10 @@ class CompactionSuspendedEvent(_Event):
     """The context's size after the last attempt."""
     threshold: int
     """The threshold it stayed over."""
+    retry_at_tokens: int
+    """The size at which compaction is tried again."""
+    retry_after_turns: int
+    """Responses after which compaction is tried again."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

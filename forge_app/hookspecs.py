@@ -110,11 +110,18 @@ def forge_on_compaction_failed(
 
 @hookspec
 def forge_on_compaction_suspended(
-    conversation: Conversation, attempts: int, token_count: TokenCount, threshold: int
+    conversation: Conversation,
+    attempts: int,
+    token_count: TokenCount,
+    threshold: int,
+    retry_at_tokens: int,
+    retry_after_turns: int,
 ) -> None:
-    """Automatic compaction stopped.
+    """Automatic compaction is held back for a while.
 
-    The last ``attempts`` compactions left the context over ``threshold``.
+    The last ``attempts`` compactions left the context over ``threshold``; the
+    next try comes at ``retry_at_tokens`` or after ``retry_after_turns``
+    responses, whichever is first, and does more (the forced strategy).
     """
 
 

@@ -16,6 +16,10 @@ One turn::
     append the results in one step
     turn_end event
 
+No request over the model's window (``context_length``) is ever sent: the
+request hook compacts and cuts (see :class:`~forge_app.hooks.CompactionHandler`),
+and a context still over it stops the run with :class:`ContextDoesNotFit`.
+
 The run stops at an answer without tool calls or after ``agent.max_turns``
 provider calls. Whatever ends it (an answer, an error, a cancellation), the
 context is left provider-valid: calls that never got a result are answered
@@ -40,7 +44,8 @@ from tenacity import (
 
 from forge_app.conversation import Conversation
 from forge_app.dispatch import Hooks, NamedPlugin, discover_plugins
-from forge_app.errors import ContextLengthExceeded, ProviderUnavailable
+from forge_app.engines.fit import irreducible_parts
+from forge_app.errors import ContextDoesNotFit, ContextLengthExceeded, ProviderUnavailable
 from forge_app.events import (
     ContextOverflowEvent,
     EndEvent,
@@ -230,7 +235,16 @@ class Orchestrator:
         conversation.turns += 1
         if response.usage is not None:
             conversation.usage = conversation.usage.accumulate(response.usage)
+        response = with_unique_call_ids(conversation, response)
         conversation.append(response.message)
+        context = conversation.context
+        if response.usage is not None and context.distrusted_usage_index() == len(context) - 1:
+            _log.warning(
+                "usage_distrusted",
+                conversation_id=conversation.id,
+                reported=response.usage.total_tokens.value,
+                estimate=context.token_count_approx(),
+            )
         await hooks.dispatch(
             ResponseEvent(
                 conversation=conversation, turn=number, request=request, response=response
@@ -258,6 +272,7 @@ class Orchestrator:
         """One provider call; a context overflow gets one retry after the plugins reacted."""
         overflowed = False
         while True:
+            self._ensure_fits(conversation)
             request = ModelRequest.of(
                 conversation.context,
                 model=conversation.agent.model,
@@ -275,6 +290,17 @@ class Orchestrator:
                 )
                 if conversation.context is before:
                     raise
+
+    def _ensure_fits(self, conversation: Conversation) -> None:
+        """Refuse to send a context over the model's window (the request hook had its chance).
+
+        Raises:
+            ContextDoesNotFit: naming the parts that could not be shrunk.
+        """
+        window = self.context_length
+        tokens = int(conversation.context.token_count())
+        if window is not None and tokens > window:
+            raise ContextDoesNotFit(tokens, window, irreducible_parts(conversation.context))
 
     async def _complete(self, conversation: Conversation, request: ModelRequest) -> ModelResponse:
         policy = self.retry

@@ -16,7 +16,7 @@ is dropped and sizes become estimates.
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -49,6 +49,10 @@ class ReplayModel:
         self._queue = deque(responses)
         self.recorded_usage = True
         """Serve the recorded usage (turned off once the conversation diverged)."""
+        self.measure: Callable[[], TokenCount] | None = None
+        """Measures the context being sent; each request's size goes to ``sent``."""
+        self.sent: list[TokenCount] = []
+        """Sizes of the requests served so far, in order."""
 
     def remaining(self) -> int:
         """Responses not served yet."""
@@ -58,6 +62,8 @@ class ReplayModel:
         """The next recorded assistant message."""
         if not self._queue:
             raise ModelCallFailed(request.model, "the recording has no response left")
+        if self.measure is not None:
+            self.sent.append(self.measure())
         message = self._queue.popleft()
         if not self.recorded_usage and message.usage is not None:
             message = message.model_copy(update={"usage": None})
@@ -97,6 +103,9 @@ class ReplayTurn(BaseModel):
     """Messages in the (possibly compacted) context after the turn."""
     tokens: TokenCount
     """Its size (usage-anchored while recorded usage applies, else estimated)."""
+    request_tokens: TokenCount
+    """Size of the request sent in this turn, after any preflight compaction (the
+    largest one when a provider overflow made the turn send twice)."""
     recorded_messages: int
     """Messages of the recording up to this turn (the size without compaction)."""
     recorded_tokens: int
@@ -163,6 +172,7 @@ class Replay:
             Context(self.transcript[: self._start])
         )
         """The replayed conversation; its context is the compacted result at the end."""
+        self.model.measure = lambda: self.conversation.context.token_count()
 
     async def turns(self) -> AsyncIterator[ReplayTurn]:
         """Replay every recorded turn, yielding the state after each."""
@@ -192,12 +202,14 @@ class Replay:
                 end += 1
             recorded = recorded.append(*transcript[index:end])
             number += 1
+            sent = len(self.model.sent)
             await self.orchestrator.turn(conversation, number)
             context = conversation.context
             yield ReplayTurn(
                 turn=number,
                 messages=len(context),
                 tokens=context.token_count(),
+                request_tokens=max(self.model.sent[sent:], key=int),
                 recorded_messages=len(recorded),
                 recorded_tokens=recorded.token_count_approx(),
                 compactions=self._recorder.drain(),

@@ -15,6 +15,12 @@ Percentage = Annotated[float, AfterValidator(validate_percentage)]
 """A fraction in [0, 1]."""
 
 DEFAULT_ENGINE = "frame"
+SUMMARY_SHARE = 0.2
+"""Share of the token threshold a summary may take when ``summary_max_tokens`` is unset."""
+SUMMARY_FLOOR = 400
+"""The smallest derived summary budget, in tokens."""
+SUMMARY_CEILING = 10_000
+"""The largest derived summary budget, in tokens (Hermes's ceiling)."""
 
 
 class Compact(BaseModel):
@@ -46,6 +52,33 @@ class Compact(BaseModel):
     """Compact whenever the last message is a user message."""
     engine: str = DEFAULT_ENGINE
     """The context engine that performs compaction (``frame`` is deterministic)."""
+    headroom: Percentage = 0.3
+    """After an automatic compaction the context holds at most ``(1 - headroom) x threshold``."""
+    summary_max_tokens: int | None = Field(default=None, ge=1)
+    """Most tokens a summary may hold (unset: 20% of the threshold, within 400..10,000)."""
+
+    def summary_budget(self, threshold: int | None = None) -> int:
+        """The summary's token budget: ``summary_max_tokens``, else derived from the threshold.
+
+        The threshold is ``threshold`` when given, else ``token_threshold``; with
+        neither, the ceiling applies.
+        """
+        if self.summary_max_tokens is not None:
+            return self.summary_max_tokens
+        base = threshold if threshold is not None else self.token_threshold
+        if base is None:
+            return SUMMARY_CEILING
+        return min(SUMMARY_CEILING, max(SUMMARY_FLOOR, int(base * SUMMARY_SHARE)))
+
+    def target_tokens(self, threshold: int) -> int:
+        """Most tokens a context may hold after an automatic compaction at ``threshold``.
+
+        ``floor(threshold x (1 - headroom))``, lowered to ``max_tokens`` when that is smaller.
+        """
+        target = int(threshold * (1.0 - self.headroom))
+        if self.max_tokens is not None:
+            target = min(target, self.max_tokens)
+        return max(target, 0)
 
     def should_compact_due_to_tokens(self, token_count: int | TokenCount) -> bool:
         """Tokens at or over ``token_threshold``."""

@@ -155,18 +155,15 @@ class LLMEngine:
         self._compact = self._agent.compact.model_copy(update={"token_threshold": self._threshold})
 
     def update_from_response(self, usage: Usage) -> None:
-        """Judge the last compaction by the real size; a size under the threshold unblocks."""
-        size = usage.total_tokens if usage.total_tokens.value > 0 else usage.prompt_tokens
-        if size.is_actual() and size.value > 0:
-            self.guard.record_usage(size.value, self._threshold)
+        """Nothing to do: the context carries the usage; the handler judges compactions."""
 
     def should_compress(self, context: Context, token_count: TokenCount) -> bool:
-        """A trigger fires and automatic compaction is not stopped."""
-        return not self.guard.is_blocked() and self._compact.should_compact(context, token_count)
+        """Any of the agent's triggers fires (tokens against the safety threshold)."""
+        return self._compact.should_compact(context, token_count)
 
     def should_compress_preflight(self, context: Context) -> bool:
-        """The context is at or over the threshold and automatic compaction is not stopped."""
-        return not self.guard.is_blocked() and int(context.token_count()) >= self._threshold
+        """The context is at or over the threshold before a request."""
+        return int(context.token_count()) >= self._threshold
 
     # -- compaction ----------------------------------------------------------------------
 
@@ -189,7 +186,6 @@ class LLMEngine:
             tail_tokens=int(self._threshold * self._tail_ratio),
         )
         if span is None or sum(m.approx_tokens for m in span.messages) <= _FRAMING_TOKENS:
-            self.guard.record_nothing_to_do()
             return self._outcome(context, context, None, self.name, None, None)
         raw, frame = frame_of(span, self._catalog, self._transform)
         frame = limit_texts(frame, SUMMARY_TEXT_LIMIT)
@@ -235,7 +231,6 @@ class LLMEngine:
         if violations:
             raise CompactionFailed("validate", "; ".join(str(v) for v in violations))
         if compacted.token_count_approx() >= context.token_count_approx():
-            self.guard.record_nothing_to_do()
             _log.info("compaction_ineffective", engine=engine, start=span.start, end=span.end)
             return self._outcome(context, context, None, engine, usage, coverage)
         _log.info(

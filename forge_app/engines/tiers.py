@@ -8,11 +8,17 @@
 3. **Fall back**: the deterministic compactor with the budget as ``max_tokens``
    and the manual strategy, which shrinks the retained tail and then the
    summary's texts until the context fits.
+4. **Cut**: the largest texts left (tool outputs and assistant texts first,
+   then user texts) are cut to a common length with a visible marker
+   (:func:`~forge_app.engines.fit.cut_to_fit`).
 
-The budget is ``compact.max_tokens`` when set, else just under the engine's
-threshold. A tier runs only when the tiers before it left the context over
-budget; when the context was within budget to begin with (another trigger
-fired, or a manual compaction) the summary tier always runs.
+The budget is the target of :meth:`Compact.target_tokens`: ``(1 - headroom)``
+of the threshold (70% by default), or ``max_tokens`` when that is smaller, so
+the next compaction is many turns away. The retention and eviction windows
+choose the span as in forge; when honouring them would leave the context over
+the budget, the budget wins. A tier runs only when the tiers before it left the
+context over budget; when the context was within budget to begin with (another
+trigger fired, or a manual compaction) the summary tier always runs.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from typing import Protocol, runtime_checkable
 
 from forge_app.compactor import Compactor
 from forge_app.engines.boundaries import tail_start
+from forge_app.engines.fit import cut_to_fit
 from forge_app.engines.pruning import Pruned, prune_tool_outputs
 from forge_domain.agent import Agent
 from forge_domain.context import Context
@@ -89,9 +96,8 @@ class TieredEngine:
 
     @property
     def budget(self) -> int:
-        """The most tokens a compacted context may hold."""
-        max_tokens = self._agent.compact.max_tokens
-        return max_tokens if max_tokens is not None else max(self._threshold - 1, 0)
+        """The most tokens a compacted context may hold (:meth:`Compact.target_tokens`)."""
+        return self._agent.compact.target_tokens(self._threshold)
 
     def _set_threshold(self, context_length: int | None) -> None:
         self._threshold = self._agent.compaction_threshold(context_length)
@@ -168,7 +174,9 @@ class TieredEngine:
             ranges.append(_to_original(span, summarised, shift))
         current = repruned.context
         if not self._fits(current):
-            config = self._agent.compact.model_copy(update={"max_tokens": self.budget})
+            config = self._agent.compact.model_copy(
+                update={"max_tokens": self.budget, "token_threshold": self._threshold}
+            )
             compactor = Compactor(
                 config, cwd=self._cwd, template_dir=self._template_dir, catalog=self._catalog
             )
@@ -176,6 +184,11 @@ class TieredEngine:
             if fallback.result.compacted_range is not None:
                 ranges.append(_to_original(fallback.result.compacted_range, summarised, shift))
                 current, engine = fallback.context, fallback.result.engine
+        if not self._fits(current):
+            cut = cut_to_fit(current, self.budget)
+            if cut.indices:
+                ranges.append(_to_original((cut.indices[0], cut.indices[-1]), summarised, shift))
+                current = cut.context
         return self._outcome(context, current, ranges, engine, outcome.result)
 
     def _prune(self, context: Context) -> Pruned:

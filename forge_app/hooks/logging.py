@@ -154,11 +154,22 @@ class LoggingPlugin:
 
     @hookimpl
     def forge_on_compaction_suspended(
-        self, conversation: Conversation, attempts: int, token_count: TokenCount, threshold: int
+        self,
+        conversation: Conversation,
+        attempts: int,
+        token_count: TokenCount,
+        threshold: int,
+        retry_at_tokens: int,
+        retry_after_turns: int,
     ) -> None:
-        """``compaction_suspended``."""
+        """``compaction_suspended``, with when compaction is tried again."""
         self._bind(conversation).warning(
-            "compaction_suspended", attempts=attempts, tokens=token_count.value, threshold=threshold
+            "compaction_suspended",
+            attempts=attempts,
+            tokens=token_count.value,
+            threshold=threshold,
+            retry_at_tokens=retry_at_tokens,
+            retry_after_turns=retry_after_turns,
         )
 
     @hookimpl

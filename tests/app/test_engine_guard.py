@@ -1,4 +1,4 @@
-"""Cooldowns and anti-thrashing: when a summarising engine stops compacting automatically."""
+"""The summary-call cooldown: when a summarising engine uses the frame instead."""
 
 from __future__ import annotations
 
@@ -17,18 +17,12 @@ class Clock:
         return self.now
 
 
-THRESHOLD = 1_000
-
 SEQUENCES = [
-    ("one_fallback_cools_down", ["fail"], (1, 0, True, False)),
-    ("two_fallbacks_block", ["fail", "cooling"], (2, 0, True, True)),
-    ("cooldown_expires", ["fail", "wait"], (1, 0, False, False)),
-    ("success_clears_the_streak", ["fail", "wait", "success"], (0, 0, False, False)),
-    ("usage_under_threshold_unblocks", ["fail", "cooling", "under"], (0, 0, True, False)),
-    ("usage_over_after_compaction_is_ineffective", ["success", "over"], (0, 1, False, False)),
-    ("two_ineffective_block", ["success", "over", "success", "over"], (0, 2, False, True)),
-    ("usage_over_without_compaction_is_not_judged", ["over", "over"], (0, 0, False, False)),
-    ("nothing_to_do_twice_blocks", ["nothing", "nothing"], (0, 2, False, True)),
+    ("one_fallback_cools_down", ["fail"], (1, True)),
+    ("a_fallback_while_cooling_keeps_the_cooldown", ["fail", "cooling"], (2, True)),
+    ("cooldown_expires", ["fail", "wait"], (1, False)),
+    ("success_clears_the_streak", ["fail", "wait", "success"], (0, False)),
+    ("a_new_failure_restarts_the_cooldown", ["fail", "wait", "fail"], (2, True)),
 ]
 
 
@@ -42,15 +36,12 @@ def test_compaction_guard_sequences(events, expected):
         "fail": lambda: guard.record_fallback(failed_now=True),
         "cooling": lambda: guard.record_fallback(failed_now=False),
         "success": guard.record_success,
-        "nothing": guard.record_nothing_to_do,
-        "under": lambda: guard.record_usage(THRESHOLD - 1, THRESHOLD),
-        "over": lambda: guard.record_usage(THRESHOLD, THRESHOLD),
         "wait": lambda: setattr(clock, "now", clock.now + 61),
     }
     for event in events:
         steps[event]()
 
-    actual = (guard.fallback_streak, guard.ineffective, guard.is_cooling_down(), guard.is_blocked())
+    actual = (guard.fallback_streak, guard.is_cooling_down())
 
     assert actual == expected
 
@@ -58,8 +49,7 @@ def test_compaction_guard_sequences(events, expected):
 def test_compaction_guard_reset_forgets_everything():
     guard = CompactionGuard(cooldown_seconds=60.0, clock=Clock())
     guard.record_fallback(failed_now=True)
-    guard.record_nothing_to_do()
 
     guard.reset()
 
-    assert (guard.fallback_streak, guard.ineffective, guard.is_cooling_down()) == (0, 0, False)
+    assert (guard.fallback_streak, guard.is_cooling_down()) == (0, False)

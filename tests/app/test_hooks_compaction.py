@@ -50,8 +50,10 @@ class Spy:
         self.seen.append(("failed", (reason, str(error))))
 
     @hookimpl
-    def forge_on_compaction_suspended(self, attempts, threshold) -> None:
-        self.seen.append(("suspended", (attempts, threshold)))
+    def forge_on_compaction_suspended(
+        self, attempts, threshold, retry_at_tokens, retry_after_turns
+    ) -> None:
+        self.seen.append(("suspended", (attempts, threshold, retry_at_tokens, retry_after_turns)))
 
 
 def setup(engine: TinyEngine, letters: str, *, logging: bool = False):
@@ -139,7 +141,7 @@ async def test_pending_tool_call_stays_out_of_the_compaction():
 @pytest.mark.anyio
 async def test_request_preflight_compacts_a_context_already_over_the_threshold():
     engine = TinyEngine(AGENT)
-    big = "x" * 4000
+    big = "x" * 2800  # over the 700-token threshold, under the 1,000-token window
     conversation, _, spy = setup(engine, "sutrutr")
     conversation.append(TextMessage.user(big))
 
@@ -168,24 +170,40 @@ async def test_failed_compaction_fires_event_and_keeps_the_context():
 
 
 @pytest.mark.anyio
-async def test_loop_guard_suspends_after_two_ineffective_compactions_then_resumes():
+async def test_loop_guard_holds_back_after_an_ineffective_compaction_then_retries_forced():
     engine = TinyEngine(AGENT, noop=True)
     conversation, handler, spy = setup(engine, "sutrutrutru")
 
-    for _ in range(3):
-        await conversation.hooks.dispatch(respond(conversation, 900))
-    suspended_after_three = (handler.suspended, len(engine.calls))
+    for total in (900, 960, 970):  # threshold 700: held until 900 + 10% of 700 = 970
+        await conversation.hooks.dispatch(respond(conversation, total))
+    held_after_retry = (handler.suspended, list(engine.calls))
     await conversation.hooks.dispatch(respond(conversation, 100))
 
     kinds = [kind for kind, _ in spy.seen]
-    actual = (suspended_after_three, handler.suspended, kinds, spy.seen[-1])
+    actual = (held_after_retry, handler.suspended, kinds, spy.seen[2][1], spy.seen[-1][1])
     expected = (
-        (True, 2),
+        (True, [False, True]),
         False,
-        ["start", "end", "start", "end", "suspended"],
-        ("suspended", (2, 700)),
+        ["start", "end", "suspended", "start", "end", "suspended"],
+        (1, 700, 970, 4),
+        (2, 700, 970 + 140, 8),
     )
     assert actual == expected
+
+
+@pytest.mark.anyio
+async def test_loop_guard_retries_after_a_number_of_turns_without_growth():
+    engine = TinyEngine(AGENT, noop=True)
+    conversation, _, _ = setup(engine, "sutrutrutru")
+
+    await conversation.hooks.dispatch(respond(conversation, 900))
+    calls_while_held = []
+    for _ in range(4):
+        conversation.turns += 1
+        await conversation.hooks.dispatch(respond(conversation, 900))
+        calls_while_held.append(len(engine.calls))
+
+    assert calls_while_held == [1, 1, 1, 2]
 
 
 @pytest.mark.anyio
@@ -193,27 +211,34 @@ async def test_loop_guard_judges_a_compaction_by_the_next_reported_usage():
     engine = TinyEngine(AGENT)
     conversation, handler, spy = setup(engine, "sutrutrutru")
 
-    for _ in range(3):
-        await conversation.hooks.dispatch(respond(conversation, 900))
+    for total in (900, 900, 900):
+        await conversation.hooks.dispatch(respond(conversation, total))
+    held = (len(engine.calls), handler.suspended)
+    await conversation.hooks.dispatch(respond(conversation, 1000))
 
     kinds = [kind for kind, _ in spy.seen]
-    actual = (len(engine.calls), handler.suspended, kinds)
-    assert actual == (2, True, ["start", "end", "start", "end", "suspended"])
+    actual = (held, engine.calls, kinds)
+    assert actual == (
+        (1, True),
+        [False, True],
+        ["start", "end", "suspended", "start", "end"],
+    )
 
 
 @pytest.mark.anyio
-async def test_context_overflow_forces_a_compaction_even_when_suspended():
-    engine = TinyEngine(AGENT)
+async def test_context_overflow_forces_a_compaction_even_when_held_back():
+    engine = TinyEngine(AGENT, noop=True)
     conversation, handler, spy = setup(engine, "sutrutrutru")
-    handler.suspended = True
+    await conversation.hooks.dispatch(respond(conversation, 900))
+    engine.noop = False
     error = ContextLengthExceeded("m", "too long", 400)
 
     await conversation.hooks.dispatch(
         ContextOverflowEvent(conversation=conversation, turn=1, error=error)
     )
 
-    actual = (engine.calls, spy.seen[-1], find_violations(conversation.context))
-    assert actual == ([True], ("end", ("context_length_exceeded", (2, 7))), [])
+    actual = (handler.suspended, engine.calls, spy.seen[-1], find_violations(conversation.context))
+    assert actual == (True, [False, True], ("end", ("context_length_exceeded", (2, 9))), [])
 
 
 def test_handler_threshold_uses_the_model_window_over_the_agent_one():
