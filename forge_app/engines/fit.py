@@ -118,11 +118,7 @@ def cut_to_fit(context: Context, budget: int) -> Cut:
                 continue
             cut = _cut(message.text, cap)
             excess -= len(message.text) - len(cut)
-            messages[index] = (
-                with_content(message, cut)
-                if isinstance(message, ToolResult)
-                else with_content(message, cut)
-            )
+            messages[index] = with_content(message, cut)
             cut_at.append(index)
         if excess <= 0:
             break

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import overload
 
-from forge_domain.messages import Content, TextMessage, ToolResult
+from forge_domain.messages import Content, ContextMessage, TextMessage, ToolResult
 
 __all__: list[str] = []  # internal: used by the engines, not part of the API
 
-_Message = TypeVar("_Message", TextMessage, ToolResult)
 
-
-def with_content(message: _Message, content: Content) -> _Message:
+@overload
+def with_content(message: TextMessage, content: Content) -> TextMessage: ...
+@overload
+def with_content(message: ToolResult, content: Content) -> ToolResult: ...
+@overload
+def with_content(message: ContextMessage, content: Content) -> ContextMessage: ...
+def with_content(message: ContextMessage, content: Content) -> ContextMessage:
     """Return ``message`` with new content.
 
     Built from the fields rather than with ``model_copy``, which would carry the

@@ -1,0 +1,129 @@
+"""The last resort of fitting: cut the largest texts, visibly, never breaking pairs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from forge_app.compactor import Compactor
+from forge_app.engines.fit import CUT_MARKER, MIN_KEPT_CHARS, cut_to_fit, irreducible_parts
+from forge_domain import Compact, Context, TextMessage, ToolCall, ToolResult
+from forge_domain.testing import pattern_of
+from forge_domain.validation import find_violations
+
+
+def session(*outputs: int, task: int = 40, system: int = 40) -> Context:
+    """System, task, then one call per output size answered by an output that long."""
+    messages: list[TextMessage | ToolResult] = [
+        TextMessage.system("s" * system),
+        TextMessage.user("t" * task),
+    ]
+    for number, size in enumerate(outputs):
+        call = ToolCall(id=f"c{number}", name="bash", arguments='{"command": "ls"}')
+        messages.append(TextMessage.assistant(None, (call,)))
+        messages.append(ToolResult(call_id=f"c{number}", content=f"HEAD{'x' * size}TAIL"))
+    return Context(messages)
+
+
+def test_cut_to_fit_leaves_a_context_that_fits_alone():
+    fixture = session(100, 200)
+
+    actual = cut_to_fit(fixture, fixture.token_count_approx())
+
+    assert (actual.context is fixture, actual.indices) == (True, ())
+
+
+CUTS = [
+    # (outputs in chars, budget in tokens, indices cut)
+    ("one_huge_output", (40_000, 300, 300), 3_000, (3,)),
+    ("two_huge_outputs_cut_to_one_length", (40_000, 30_000, 300), 3_000, (3, 5)),
+    ("the_largest_only_when_that_is_enough", (40_000, 5_000, 300), 9_000, (3,)),
+]
+
+
+@pytest.mark.parametrize(
+    ("outputs", "budget", "indices"), [c[1:] for c in CUTS], ids=[c[0] for c in CUTS]
+)
+def test_cut_to_fit_cuts_the_largest_outputs_until_the_context_fits(outputs, budget, indices):
+    fixture = session(*outputs)
+
+    actual = cut_to_fit(fixture, budget)
+
+    cut = [actual.context[i].text for i in actual.indices]
+    assert (
+        actual.indices,
+        actual.context.token_count_approx() <= budget,
+        all(t.startswith("HEAD") and t.endswith("TAIL") for t in cut),
+        all("chars cut to fit the context window" in t for t in cut),
+        pattern_of(actual.context),
+        find_violations(actual.context),
+    ) == (indices, True, True, True, pattern_of(fixture), [])
+
+
+def test_cut_to_fit_cuts_user_texts_only_after_outputs_and_never_the_system_prompt():
+    fixture = session(2_000, task=40_000, system=8_000)
+
+    actual = cut_to_fit(fixture, 3_000)
+
+    assert (
+        actual.indices,
+        actual.context[0].text == fixture[0].text,
+        actual.context.token_count_approx() <= 3_000,
+    ) == ((1, 3), True, True)
+
+
+def test_cut_to_fit_never_cuts_an_earlier_summary():
+    compactor = Compactor(Compact(retention_window=2, eviction_window=1.0))
+    compacted = compactor.compact(session(4_000, 4_000, 4_000, 40_000)).context
+    summary_index = next(i for i, m in enumerate(compacted) if "Summary" in m.text)
+
+    actual = cut_to_fit(compacted, 1_500)
+
+    assert (
+        summary_index not in actual.indices,
+        actual.context[summary_index] == compacted[summary_index],
+    ) == (True, True)
+
+
+def test_irreducible_parts_names_what_cannot_be_cut():
+    fixture = session(50_000, system=40_000)
+
+    cut = cut_to_fit(fixture, 2_000)
+
+    assert (
+        cut.context.token_count_approx() > 2_000,
+        irreducible_parts(cut.context).startswith("system prompt ~10,"),
+    ) == (True, True)
+
+
+def test_cut_marker_says_how_much_was_removed():
+    fixture = session(10_000)
+
+    actual = cut_to_fit(fixture, 500).context[3].text
+
+    removed = len("HEAD") + 10_000 + len("TAIL") - (len(actual) - len(CUT_MARKER) - 20)
+    count = int(actual.split("[… ")[1].split(" chars")[0].replace(",", ""))
+    assert (abs(count - removed) < 30, len(actual) >= MIN_KEPT_CHARS) == (True, True)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    outputs=st.lists(st.integers(min_value=0, max_value=30_000), min_size=1, max_size=12),
+    budget=st.integers(min_value=200, max_value=20_000),
+)
+def test_cut_to_fit_keeps_every_message_role_and_id_and_fits_when_it_can(outputs, budget):
+    fixture = session(*outputs)
+
+    actual = cut_to_fit(fixture, budget).context
+
+    floor = sum(min(m.approx_tokens, MIN_KEPT_CHARS // 2) for m in fixture)
+    ids = [json.dumps(m.model_dump(exclude={"content"}), default=str) for m in actual]
+    expected_ids = [json.dumps(m.model_dump(exclude={"content"}), default=str) for m in fixture]
+    assert (
+        ids == expected_ids,
+        find_violations(actual),
+        actual.token_count_approx() <= budget or budget < floor,
+    ) == (True, [], True)
