@@ -4,7 +4,11 @@ It reacts to three events of its conversation:
 
 - ``response``: with the usage-anchored size of the context (the assistant
   message just appended carries the provider's ``total_tokens``), ask the
-  engine whether to compact; if so compact and swap the context;
+  engine whether to compact; if so compact and swap the context. When the
+  response calls tools, the compaction is due at the next request instead,
+  once the results are in: compacting without them would leave the calls and
+  their (possibly large) results out of the fit, and the request would be
+  larger than the compaction measured;
 - ``request``: the preflight check (Hermes): a context already over the
   threshold before it is sent is compacted first. Then the hard limit: a
   context over the model's window (``context_length``) is compacted with the
@@ -95,6 +99,7 @@ class CompactionHandler:
         self.ineffective = 0
         """Automatic compactions in a row that left the context over the threshold."""
         self._hold: _Hold | None = None
+        self._due = False
         self._started = False
         self._awaiting_usage = False
         engine.update_model(window)
@@ -130,9 +135,12 @@ class CompactionHandler:
     async def forge_on_request(self, conversation: Conversation) -> None:
         """Preflight: compact a context over the threshold; make one over the window fit."""
         context = conversation.context
-        if not self._is_held(
-            conversation, context.token_count()
-        ) and self.engine.should_compress_preflight(context):
+        due, self._due = self._due, False
+        if self._is_held(conversation, context.token_count()):
+            pass
+        elif due:
+            await self.compact(conversation, "threshold")
+        elif self.engine.should_compress_preflight(context):
             await self.compact(conversation, "preflight")
         if self.window is not None and int(conversation.context.token_count()) > self.window:
             await self.fit_window(conversation)
@@ -156,7 +164,11 @@ class CompactionHandler:
         if not over:
             self._clear()
             return
-        if not self._is_held(conversation, count):
+        if self._is_held(conversation, count):
+            return
+        if response.message.tool_calls:
+            self._due = True
+        else:
             await self.compact(conversation, "threshold")
 
     @hookimpl

@@ -124,18 +124,49 @@ async def test_response_under_threshold_leaves_the_context_alone():
 
 
 @pytest.mark.anyio
-async def test_pending_tool_call_stays_out_of_the_compaction():
+async def test_a_response_calling_tools_defers_compaction_to_the_next_request():
     everything = Compact(retention_window=0, eviction_window=1.0)
     engine = TinyEngine(AGENT.model_copy(update={"compact": everything}))
-    conversation, _, _ = setup(engine, "sutrutrutru")
+    conversation, _, spy = setup(engine, "sutrutrutru")
     event = respond(conversation, 800, tool_call=True)
-    pending = conversation.context[-1]
 
     await conversation.hooks.dispatch(event)
+    at_response = (len(engine.calls), pattern_of(conversation.context))
+    conversation.append(pattern("utr")[2])
+    await conversation.hooks.dispatch(RequestEvent(conversation=conversation, turn=2))
 
     context = conversation.context
-    actual = (pattern_of(context), context[-1] is pending, context.token_count().is_actual())
-    assert actual == ("suut", True, False)
+    actual = (at_response, pattern_of(context), spy.seen[0][1][0], find_violations(context))
+    assert actual == ((0, "sutrutrutrut"), "suu", "threshold", [])
+
+
+@pytest.mark.anyio
+async def test_a_direct_compaction_keeps_a_pending_tool_call_out_and_counts_it_before():
+    everything = Compact(retention_window=0, eviction_window=1.0)
+    engine = TinyEngine(AGENT.model_copy(update={"compact": everything}))
+    conversation, handler, _ = setup(engine, "sutrutrutru")
+    respond(conversation, 800, tool_call=True)
+    pending = conversation.context[-1]
+    before = conversation.context
+
+    result = await handler.compact(conversation, "threshold")
+
+    context = conversation.context
+    assert result is not None
+    actual = (
+        pattern_of(context),
+        context[-1] is pending,
+        context.token_count().is_actual(),
+        (result.original_messages, result.original_tokens),
+        (result.compacted_messages, result.compacted_tokens),
+    )
+    assert actual == (
+        "suut",
+        True,
+        False,
+        (len(before), int(before.token_count())),
+        (len(context), int(context.token_count())),
+    )
 
 
 @pytest.mark.anyio
