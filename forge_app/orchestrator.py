@@ -42,6 +42,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
+from forge_app.call_ids import with_unique_call_ids
 from forge_app.conversation import Conversation
 from forge_app.dispatch import Hooks, NamedPlugin, discover_plugins
 from forge_app.engines.fit import irreducible_parts

@@ -3,8 +3,9 @@
 A :class:`Context` is immutable from the caller's point of view. ``append`` returns
 a new context; when it extends the newest version of a store, the underlying list
 is shared and only grows, so appending and every size query stay O(1) however
-long the session gets. Aggregates (approximate tokens, user turns, usage anchor)
-are carried forward incrementally and never recomputed by a scan.
+long the session gets. Aggregates (approximate tokens, user turns, usage anchor,
+the newest distrusted report) are carried forward incrementally and never
+recomputed by a scan.
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ from typing import overload
 from forge_domain.json import JsonObject
 from forge_domain.messages import ContextMessage, Role
 from forge_domain.openai_format import message_to_openai, messages_from_openai
-from forge_domain.usage import TokenCount
+from forge_domain.usage import TokenCount, is_plausible_total
+
+
+def _reported_total(message: ContextMessage, index: int, usage_floor: int) -> int:
+    """The provider's ``total_tokens`` on ``message`` when it may anchor the count, else 0."""
+    usage = message.usage
+    if index < usage_floor or usage is None or not usage.total_tokens.is_actual():
+        return 0
+    return max(usage.total_tokens.value, 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,50 +36,53 @@ class _Totals:
     approx_tokens: int = 0
     user_messages: int = 0
     anchor_tokens: int = 0
-    """total_tokens of the newest trusted usage report, 0 when there is none."""
+    """total_tokens of the newest believed usage report, 0 when there is none."""
     anchor_index: int = -1
     approx_since_anchor: int = 0
+    distrusted_index: int = -1
+    """Index of the newest usage report when it was not believed, else -1."""
 
     @classmethod
     def of(cls, messages: Sequence[ContextMessage], usage_floor: int) -> _Totals:
         """The :meth:`plus` fold over ``messages`` from the empty totals, in one pass."""
         approx_tokens = user_messages = anchor_tokens = approx_since_anchor = 0
-        anchor_index = -1
+        anchor_index = distrusted_index = -1
         for index, message in enumerate(messages):
             approx = message.approx_tokens
             approx_tokens += approx
             if message.has_role(Role.USER):
                 user_messages += 1
-            usage = message.usage
-            if (
-                index >= usage_floor
-                and usage is not None
-                and usage.total_tokens.is_actual()
-                and usage.total_tokens.value > 0
-            ):
-                anchor_tokens, anchor_index = usage.total_tokens.value, index
+            reported = _reported_total(message, index, usage_floor)
+            if reported and is_plausible_total(reported, approx_tokens):
+                anchor_tokens, anchor_index, distrusted_index = reported, index, -1
                 approx_since_anchor = 0
             else:
                 approx_since_anchor += approx
-        return cls(approx_tokens, user_messages, anchor_tokens, anchor_index, approx_since_anchor)
+                if reported:
+                    distrusted_index = index
+        return cls(
+            approx_tokens,
+            user_messages,
+            anchor_tokens,
+            anchor_index,
+            approx_since_anchor,
+            distrusted_index,
+        )
 
     def plus(self, index: int, message: ContextMessage, usage_floor: int) -> _Totals:
         approx = message.approx_tokens
+        approx_tokens = self.approx_tokens + approx
         users = self.user_messages + (1 if message.has_role(Role.USER) else 0)
-        usage = message.usage
-        if (
-            index >= usage_floor
-            and usage is not None
-            and usage.total_tokens.is_actual()
-            and usage.total_tokens.value > 0
-        ):
-            return _Totals(self.approx_tokens + approx, users, usage.total_tokens.value, index, 0)
+        reported = _reported_total(message, index, usage_floor)
+        if reported and is_plausible_total(reported, approx_tokens):
+            return _Totals(approx_tokens, users, reported, index, 0, -1)
         return _Totals(
-            self.approx_tokens + approx,
+            approx_tokens,
             users,
             self.anchor_tokens,
             self.anchor_index,
             self.approx_since_anchor + approx,
+            index if reported else self.distrusted_index,
         )
 
 
@@ -183,14 +195,28 @@ class Context:
     def token_count(self) -> TokenCount:
         """The best size estimate available, in O(1).
 
-        When a trusted message carries a provider-reported ``total_tokens`` (> 0),
-        the count is that figure plus the estimate of every message appended after
-        it, and is marked actual; otherwise it is the approximation.
+        When a trusted message carries a provider-reported ``total_tokens`` (> 0)
+        that passes :func:`~forge_domain.usage.is_plausible_total` against the
+        estimate of the messages up to and including it, the count is the newest
+        such figure plus the estimate of every message appended after it, and is
+        marked actual; otherwise it is the approximation.
         """
         totals = self._totals
         if totals.anchor_index >= 0:
             return TokenCount.actual(totals.anchor_tokens + totals.approx_since_anchor)
         return TokenCount.approx(totals.approx_tokens)
+
+    def distrusted_usage_index(self) -> int | None:
+        """Index of the newest usage report when the count does not rest on it, in O(1).
+
+        A report (an actual ``total_tokens`` > 0 at or after ``usage_floor``) is
+        not believed when it is far below the estimate of what it measured (see
+        :func:`~forge_domain.usage.is_plausible_total`); the count then goes on
+        from the report before it, or from the estimate alone. None when the
+        newest report was believed or there is none.
+        """
+        index = self._totals.distrusted_index
+        return index if index >= 0 else None
 
     def user_message_count(self) -> int:
         """Messages with the user role (forge's notion of turns)."""

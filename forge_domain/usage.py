@@ -1,4 +1,4 @@
-"""Token counts and provider-reported usage."""
+"""Token counts and provider-reported usage, and when a reported total is believed."""
 
 from __future__ import annotations
 
@@ -8,6 +8,42 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from forge_domain.json import JsonObject
+
+__all__ = ["TokenCount", "Usage"]  # the plausibility rule is for Context, not the package API
+
+IMPLAUSIBLE_SHORTFALL = 4
+"""A reported total this many times smaller than the chars/4 estimate is not believed.
+
+The two errors are not alike. Distrusting a true report costs little: the count
+is carried by the estimate instead (from the previous believed report, if any),
+which is off by tens of percent on ordinary text, so compaction comes somewhat
+early or late. Believing a false one switches compaction off. So the factor is
+as wide as real tokenizers need and no wider:
+
+- English prose runs 4-4.5 characters per token, source code and JSON 3-4,
+  base64 and CJK text fewer: a true report is near or above the estimate, which
+  also leaves out role markers, JSON framing and tool schemas;
+- runs of spaces, indentation and separator lines (``-----``) merge into single
+  tokens, so whitespace-heavy output (aligned tables, pretty-printed JSON) can
+  reach 8 characters per token, half the estimate: a factor of 2 would flap there;
+- a whole prompt cannot average 16 characters per token unless it is mostly
+  padding, so a report under a quarter of the estimate is the provider's fault:
+  a fixed placeholder (``total_tokens: 30`` on every call), prompt tokens that
+  leave out cache hits, or the size of one delta instead of the whole request.
+  Those fall short by orders of magnitude, and a constant one is caught as soon
+  as the context passes 4 times its value, long before any threshold.
+"""
+
+
+def is_plausible_total(reported: int, estimate: int) -> bool:
+    """Return True unless ``reported`` is under 1/:data:`IMPLAUSIBLE_SHORTFALL` of ``estimate``.
+
+    Args:
+        reported: the provider's ``total_tokens`` for one response.
+        estimate: the chars/4 estimate of what that response measured: every
+            message sent, plus the response itself.
+    """
+    return reported * IMPLAUSIBLE_SHORTFALL >= estimate
 
 
 class TokenCount(BaseModel):

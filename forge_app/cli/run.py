@@ -10,11 +10,12 @@ from typing import Annotated
 import anyio
 import typer
 
-from forge_app.cli.console import err, out
+from forge_app.cli.console import err, fail, out
 from forge_app.cli.options import AgentId, resolve_agent
 from forge_app.conversation import Conversation
 from forge_app.dispatch import discover_plugins
 from forge_app.errors import EndpointNotConfigured
+from forge_app.hookspecs import hookimpl
 from forge_app.model import OpenAIChatModel
 from forge_app.orchestrator import Orchestrator
 from forge_app.transcripts import Transcript, write_transcript
@@ -42,6 +43,22 @@ def check_endpoint(agent: Agent, environ: Mapping[str, str]) -> None:
         raise EndpointNotConfigured(
             "model", f"no model configured: set `model:` in the agent file or {MODEL_ENV}"
         )
+
+
+class CompactionFailures:
+    """Counts the compactions of a run that could not complete (``compaction_failed``)."""
+
+    name = "run_compaction_failures"
+    """The name it is registered under, on the conversation's own hooks."""
+
+    def __init__(self) -> None:
+        """Start at zero."""
+        self.count = 0
+
+    @hookimpl
+    def forge_on_compaction_failed(self) -> None:
+        """Count one more."""
+        self.count += 1
 
 
 def final_answer(conversation: Conversation) -> str:
@@ -74,11 +91,15 @@ def run_command(
 
     Endpoint, key and model come from the agent file (`base_url`, `api_key_env`, `model`)
     or from OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL. The answer goes to stdout.
+    Exits 1 when a compaction could not complete (the answer and transcript are still written).
     """
     agent = resolve_agent(agent_file, agent_id)
     check_endpoint(agent, os.environ)
     orchestrator = Orchestrator(agent, OpenAIChatModel.for_agent(agent), plugins=discover_plugins())
-    conversation = anyio.run(orchestrator.chat, task)
+    conversation = orchestrator.open(task)
+    failures = CompactionFailures()
+    conversation.hooks.register(failures, CompactionFailures.name)
+    anyio.run(orchestrator.run, conversation)
     out.print(final_answer(conversation), markup=False, highlight=False)
     context = conversation.context
     err.print(
@@ -88,3 +109,6 @@ def run_command(
     if output is not None:
         write_transcript(output, Transcript(context))
         err.print(f"transcript: {output}")
+    if failures.count:
+        fail(f"{failures.count} compaction(s) could not complete")
+        raise typer.Exit(1)

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from forge_domain import Context, Role, TextMessage, TokenCount, ToolResult, Usage
 from forge_domain.testing import pattern, pattern_of
+from forge_domain.usage import is_plausible_total
 from tests.vectors import context_from_forge, vector_params
 
 
@@ -116,6 +117,36 @@ def test_context_usage_floor_ignores_usage_before_it():
         compacted.append(_reply("c", 700), TextMessage.user("d" * 4)).token_count(),
     )
     expected = (TokenCount.approx(4), TokenCount.actual(700), TokenCount.actual(701))
+    assert actual == expected
+
+
+def test_context_distrusts_a_usage_report_far_below_the_estimate():
+    prompt = TextMessage.user("y" * 4000)  # 1,000 tokens by the estimate
+    believed = Context([TextMessage.user("x" * 400), _reply("a", 120)])
+    distrusted = believed.append(prompt, _reply("b", 30))
+    actual = {
+        "believed": (believed.token_count(), believed.distrusted_usage_index()),
+        "distrusted": (distrusted.token_count(), distrusted.distrusted_usage_index()),
+        "built at once": (
+            Context(distrusted).token_count(),
+            Context(distrusted).distrusted_usage_index(),
+        ),
+        "then believed": (
+            distrusted.append(_reply("c", 1200)).token_count(),
+            distrusted.append(_reply("c", 1200)).distrusted_usage_index(),
+        ),
+        "no earlier report": (
+            Context([prompt, _reply("b", 30)]).token_count(),
+            Context([prompt, _reply("b", 30)]).distrusted_usage_index(),
+        ),
+    }
+    expected = {
+        "believed": (TokenCount.actual(120), None),
+        "distrusted": (TokenCount.actual(120 + 1000 + 1), 3),
+        "built at once": (TokenCount.actual(120 + 1000 + 1), 3),
+        "then believed": (TokenCount.actual(1200), None),
+        "no earlier report": (TokenCount.approx(1000 + 1), 1),
+    }
     assert actual == expected
 
 
@@ -239,20 +270,39 @@ _messages = st.one_of(
         st.text(max_size=40),
         st.one_of(
             st.none(),
-            st.tuples(st.integers(0, 10_000), st.sampled_from(["actual", "approx"])),
+            st.tuples(
+                st.one_of(st.integers(0, 40), st.integers(0, 10_000)),
+                st.sampled_from(["actual", "approx"]),
+            ),
         ),
     ),
     st.text(max_size=40).map(lambda text: ToolResult.of("c", text)),
 )
 
 
-def _scanned_token_count(messages, usage_floor: int) -> TokenCount:
-    for index in range(len(messages) - 1, usage_floor - 1, -1):
+def _reports(messages, usage_floor: int) -> list[tuple[int, bool]]:
+    """(index, believed) of every usage report at or after the floor, by scanning."""
+    found = []
+    for index in range(usage_floor, len(messages)):
         usage = messages[index].usage
         if usage is not None and usage.total_tokens.is_actual() and usage.total_tokens.value > 0:
-            later = sum(m.approx_tokens for m in messages[index + 1 :])
-            return TokenCount.actual(usage.total_tokens.value + later)
+            estimate = sum(m.approx_tokens for m in messages[: index + 1])
+            found.append((index, is_plausible_total(usage.total_tokens.value, estimate)))
+    return found
+
+
+def _scanned_token_count(messages, usage_floor: int) -> TokenCount:
+    believed = [index for index, ok in _reports(messages, usage_floor) if ok]
+    if believed:
+        index = believed[-1]
+        later = sum(m.approx_tokens for m in messages[index + 1 :])
+        return TokenCount.actual(messages[index].usage.total_tokens.value + later)
     return TokenCount.approx(sum(m.approx_tokens for m in messages))
+
+
+def _scanned_distrusted_index(messages, usage_floor: int) -> int | None:
+    reports = _reports(messages, usage_floor)
+    return reports[-1][0] if reports and not reports[-1][1] else None
 
 
 @given(
@@ -266,14 +316,21 @@ def test_context_appended_in_chunks_counts_like_a_scan(messages, cuts, usage_flo
     for cut in [*sorted(c for c in cuts if c <= len(messages)), len(messages)]:
         context = context.append(*messages[previous:cut])
         previous = cut
+    built = Context(messages, usage_floor=usage_floor)
     actual = (
         context.token_count(),
+        context.distrusted_usage_index(),
+        built.token_count(),
+        built.distrusted_usage_index(),
         context.token_count_approx(),
         context.user_message_count(),
         context.messages,
     )
     expected = (
         _scanned_token_count(messages, max(usage_floor, 0)),
+        _scanned_distrusted_index(messages, max(usage_floor, 0)),
+        _scanned_token_count(messages, max(usage_floor, 0)),
+        _scanned_distrusted_index(messages, max(usage_floor, 0)),
         sum(m.approx_tokens for m in messages),
         sum(1 for m in messages if m.has_role(Role.USER)),
         tuple(messages),

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forge_domain import TokenCount, Usage
+from forge_domain.usage import is_plausible_total
 
 token_counts = st.builds(
     TokenCount,
@@ -128,3 +129,35 @@ def test_usage_total_of_one_usage_is_that_usage():
     )
     actual = Usage.total([usage])
     assert actual is usage
+
+
+@pytest.mark.parametrize(
+    ("reported", "estimate", "expected"),
+    [
+        (1_000, 1_000, True),
+        (5_000, 1_000, True),
+        (500, 1_000, True),
+        (250, 1_000, True),
+        (249, 1_000, False),
+        (30, 120, True),
+        (30, 121, False),
+        (30, 1_700, False),
+        (1, 0, True),
+    ],
+    ids=[
+        "equal",
+        "above-the-estimate",
+        "half-whitespace-heavy",
+        "exactly-a-quarter",
+        "just-under-a-quarter",
+        "constant-30-small-context",
+        "constant-30-just-too-small",
+        "constant-30-on-1700",
+        "empty-estimate",
+    ],
+)
+def test_is_plausible_total_distrusts_reports_under_a_quarter_of_the_estimate(
+    reported, estimate, expected
+):
+    actual = is_plausible_total(reported, estimate)
+    assert actual == expected
