@@ -27,7 +27,7 @@ from forge_app.engines.messages import with_content
 from forge_domain.context import Context
 from forge_domain.messages import ContextMessage, Role, TextMessage, ToolResult
 
-__all__ = ["CUT_MARKER", "MIN_KEPT_CHARS", "Cut", "cut_to_fit", "irreducible_parts"]
+__all__: list[str] = []  # internal: used by the tiers, the handler and the orchestrator
 
 CUT_MARKER = "[… {count:,} chars cut to fit the context window …]"
 """Put where a text was cut; ``{count}`` is the number of characters removed."""
