@@ -1,20 +1,28 @@
 """Layout of the timeline chart, shared by the SVG and PNG renderers.
 
-The series is a list of :class:`Sample`: one per turn, plus, at every turn where a
-compaction happened, a second sample at the same turn holding the size after it,
-so the line drops vertically there (a saw-tooth).
+The series is a list of :class:`Sample`: one per turn (its size at the end of the
+turn), preceded, for every compaction during the turn, by two samples at the same
+turn holding the size before and after it, so the line drops vertically there (a
+saw-tooth). The header holds the title (on up to two lines, cut with an ellipsis
+beyond) left of the compaction count and the legend, which carries the final sizes.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 __all__ = ["Sample"]
 
 WIDTH, HEIGHT = 840, 380
 LEFT, RIGHT, TOP, BOTTOM = 72, 24, 60, 48
+GAP = 16
+"""Least horizontal space between two texts of the header (and between legend items)."""
+
+Measure = Callable[[str], float]
+"""The advance width of a text in pixels, in one font at one size."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,3 +96,75 @@ def axes_for(samples: Sequence[Sample], baseline: Sequence[Sample], threshold: i
     top_value = max([s.tokens for s in (*samples, *baseline)] + [threshold or 0, 1])
     step = nice_step(top_value * 1.05)
     return Axes(min(turns), max(turns), step * math.ceil(top_value * 1.05 / step), step)
+
+
+def compaction_count(samples: Sequence[Sample]) -> str:
+    """``● 3 compactions``: one per compaction sample."""
+    count = sum(1 for sample in samples if sample.compaction)
+    return f"● {count} compaction{'s' if count != 1 else ''}"
+
+
+def legend_labels(samples: Sequence[Sample], baseline: Sequence[Sample]) -> tuple[str, str]:
+    """The legend's texts for the two series, each with its last size when it has one."""
+
+    def label(name: str, series: Sequence[Sample]) -> str:
+        return f"{name} (final {series[-1].tokens:,})" if series else name
+
+    return label("with compaction", samples), label("without compaction", baseline)
+
+
+@dataclass(frozen=True, slots=True)
+class Box:
+    """The rectangle a text occupies, in pixels (``right`` and ``bottom`` excluded)."""
+
+    left: float
+    top: float
+    right: float
+    bottom: float
+
+    def overlaps(self, other: Box) -> bool:
+        """True when the two rectangles share any area."""
+        return (
+            self.left < other.right
+            and other.left < self.right
+            and self.top < other.bottom
+            and other.top < self.bottom
+        )
+
+
+def _fitting(text: str, width: float, measure: Measure, suffix: str = "") -> int:
+    """How many leading characters of ``text`` fit in ``width`` before ``suffix`` (-1: none)."""
+    return (
+        bisect.bisect_right(range(len(text) + 1), width, key=lambda n: measure(text[:n] + suffix))
+        - 1
+    )
+
+
+def fit_lines(
+    text: str, widths: Sequence[float], measure: Measure, ellipsis: str = "…"
+) -> tuple[str, ...]:
+    """``text`` on at most ``len(widths)`` lines, line ``i`` no wider than ``widths[i]``.
+
+    Runs of white space become one space. A line breaks at its last space when
+    that fills at least half of it, else inside a word; what does not fit on the
+    last line is cut and ends in ``ellipsis``. Line ``i`` is meant for ``widths[i]``,
+    so a line too narrow for anything stays in the result, empty.
+    """
+    rest = " ".join(text.split())
+    lines: list[str] = []
+    for index, width in enumerate(widths):
+        if not rest:
+            break
+        if measure(rest) <= width:
+            lines.append(rest)
+            break
+        if index == len(widths) - 1:
+            kept = _fitting(rest, width, measure, ellipsis)
+            lines.append(rest[:kept].rstrip() + ellipsis if kept >= 0 else "")
+            break
+        fits = max(0, _fitting(rest, width, measure))
+        space = rest.rfind(" ", 0, fits + 1)
+        cut = space if space > 0 and measure(rest[:space]) >= width / 2 else fits
+        lines.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    return tuple(lines)

@@ -1,8 +1,8 @@
 """The timeline chart as a PNG, rasterised by hand (stdlib ``zlib`` only, no imaging library).
 
 Lines, dashes, dots and filled rectangles on an RGB canvas, text in a built-in
-3x5 pixel font drawn at twice its size (upper case only), and a minimal PNG
-encoder (one IDAT chunk, filter 0 on every row).
+3x5 pixel font drawn at twice its size (upper case only, every character the same
+width), and a minimal PNG encoder (one IDAT chunk, filter 0 on every row).
 """
 
 from __future__ import annotations
@@ -15,14 +15,19 @@ from collections.abc import Sequence
 
 from forge_app.chart_axes import (
     BOTTOM,
+    GAP,
     HEIGHT,
     LEFT,
     RIGHT,
     TOP,
     WIDTH,
     Axes,
+    Box,
     Sample,
     axes_for,
+    compaction_count,
+    fit_lines,
+    legend_labels,
     tick_label,
 )
 
@@ -61,6 +66,17 @@ _GLYPHS: dict[str, str] = {
 }  # fmt: skip
 GLYPH_WIDTH = 4 * SCALE
 """Horizontal advance of one character, spacing included."""
+GLYPH_HEIGHT = 5 * SCALE
+"""Height of every character."""
+HEADER_ROWS = (16, 36)
+"""Tops of the header's two rows: title and count, then title and legend."""
+SYMBOL = 16
+"""Length of a legend's line sample; its text starts 6 pixels after it."""
+
+
+def text_width(text: str) -> int:
+    """The width ``text`` takes on the canvas (it is drawn in upper case)."""
+    return len(text.upper()) * GLYPH_WIDTH
 
 
 class Canvas:
@@ -71,6 +87,8 @@ class Canvas:
         self.width = width
         self.height = height
         self.pixels = bytearray(bytes(background) * (width * height))
+        self.texts: list[tuple[str, Box]] = []
+        """Every text drawn, with the rectangle its glyphs may cover."""
 
     def dot(self, x: int, y: int, color: Rgb, size: int = 1) -> None:
         """A ``size`` x ``size`` square at (x, y), clipped to the canvas."""
@@ -99,18 +117,25 @@ class Canvas:
             if dx * dx + dy * dy <= radius * radius:
                 self.dot(round(cx) + dx, round(cy) + dy, color)
 
-    def text(self, x: float, y: float, text: str, color: Rgb, *, anchor: str = "start") -> None:
-        """Upper-case ``text`` with its top-left corner at (x, y) (``end``: right edge at x)."""
+    def text(self, x: float, y: float, text: str, color: Rgb, *, anchor: str = "start") -> Box:
+        """Upper-case ``text`` with its top-left corner at (x, y) (``end``: right edge at x).
+
+        Returns (and records in :attr:`texts`) the rectangle it covers.
+        """
         chars = text.upper()
-        left = round(x - len(chars) * GLYPH_WIDTH) if anchor == "end" else round(x)
+        width = text_width(text)
+        left = round(x - width) if anchor == "end" else round(x)
         if anchor == "middle":
-            left = round(x - len(chars) * GLYPH_WIDTH / 2)
+            left = round(x - width / 2)
+        box = Box(left, round(y), left + width, round(y) + GLYPH_HEIGHT)
+        self.texts.append((text, box))
         for index, char in enumerate(chars):
             rows = _GLYPHS.get(char, _GLYPHS["?"]).split()
             for row, col in itertools.product(range(5), range(3)):
                 if rows[row][col] == "#":
                     self.dot(left + index * GLYPH_WIDTH + col * SCALE, round(y) + row * SCALE,
                              color, SCALE)  # fmt: skip
+        return box
 
 
 def png_bytes(canvas: Canvas) -> bytes:
@@ -147,17 +172,41 @@ def _polyline(
         canvas.line(start, end, color, width=width, dash=dash)
 
 
-def timeline_png(
+def _header(
+    canvas: Canvas, title: str, samples: Sequence[Sample], baseline: Sequence[Sample]
+) -> None:
+    """The title left (wrapped, then cut), the count and the legend right-aligned."""
+    count = canvas.text(WIDTH - RIGHT, HEADER_ROWS[0], compaction_count(samples), MARK,
+                        anchor="end")  # fmt: skip
+    with_label, without_label = legend_labels(samples, baseline)
+    right: float = WIDTH - RIGHT
+    row = HEADER_ROWS[1]
+    for label, color, width, dash in (
+        (without_label, BASELINE, 1, (3, 3)),
+        (with_label, LINE, 2, None),
+    ):
+        text = canvas.text(right, row, label, color, anchor="end")
+        middle = row + GLYPH_HEIGHT / 2
+        canvas.line((text.left - 6 - SYMBOL, middle), (text.left - 6, middle), color, width=width,
+                    dash=dash)  # fmt: skip
+        right = text.left - 6 - SYMBOL - GAP
+    widths = (count.left - GAP - LEFT, right - LEFT)
+    for line, top in zip(fit_lines(title, widths, text_width, "..."), HEADER_ROWS, strict=False):
+        if line:
+            canvas.text(LEFT, top, line, INK)
+
+
+def timeline_canvas(
     samples: Sequence[Sample],
     *,
     threshold: int | None = None,
     title: str = "context size",
     baseline: Sequence[Sample] = (),
-) -> bytes:
-    """The same chart as :func:`~forge_app.chart.timeline_svg`, as PNG bytes."""
+) -> Canvas:
+    """The chart of :func:`~forge_app.chart.timeline_svg`, drawn on a canvas."""
     axes = axes_for(samples, baseline, threshold)
     canvas = Canvas(WIDTH, HEIGHT)
-    canvas.text(LEFT, 16, title, INK)
+    _header(canvas, title, samples, baseline)
     for value in axes.y_ticks():
         canvas.line((LEFT, axes.y(value)), (WIDTH - RIGHT, axes.y(value)), GRID)
         canvas.text(LEFT - 8, axes.y(value) - 5, tick_label(value), INK, anchor="end")
@@ -175,12 +224,15 @@ def timeline_png(
     for sample in samples:
         if sample.compaction:
             canvas.disk(axes.x(sample.turn), axes.y(sample.tokens), 4, MARK)
-    legend = WIDTH - RIGHT - 92 - len("without compaction") * GLYPH_WIDTH
-    canvas.line((legend, 40), (legend + 16, 40), LINE, width=2)
-    canvas.text(legend + 22, 36, "with", LINE)
-    canvas.line((legend + 70, 40), (legend + 86, 40), BASELINE, dash=(3, 3))
-    canvas.text(legend + 92, 36, "without compaction", BASELINE)
-    count = sum(1 for s in samples if s.compaction)
-    canvas.text(WIDTH - RIGHT, 16, f"● {count} compaction{'s' if count != 1 else ''}", MARK,
-                anchor="end")  # fmt: skip
-    return png_bytes(canvas)
+    return canvas
+
+
+def timeline_png(
+    samples: Sequence[Sample],
+    *,
+    threshold: int | None = None,
+    title: str = "context size",
+    baseline: Sequence[Sample] = (),
+) -> bytes:
+    """The same chart as :func:`~forge_app.chart.timeline_svg`, as PNG bytes."""
+    return png_bytes(timeline_canvas(samples, threshold=threshold, title=title, baseline=baseline))

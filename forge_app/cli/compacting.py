@@ -20,7 +20,8 @@ from forge_domain import Agent, BudgetStatus, CompactionResult, Context
 from forge_domain.validation import find_violations
 
 Trigger = Literal["threshold", "forced", "none"]
-"""Why a compaction ran: a configured trigger fired, ``--force``, or it did not run."""
+"""Why a compaction ran: a configured trigger fired, ``--force`` (which takes precedence), or
+it did not run."""
 
 
 class CompactionMetrics(BaseModel):
@@ -35,7 +36,7 @@ class CompactionMetrics(BaseModel):
     agent: str
     """The id of the agent whose ``compact`` settings were used."""
     trigger: Trigger
-    """Why compaction ran, or ``none`` when no trigger fired and it was not forced."""
+    """Why compaction ran (``forced`` whenever ``--force`` was given), or ``none``."""
     token_threshold: int
     """The token count at which compaction fires for this agent."""
     tokens_before: int
@@ -83,7 +84,11 @@ def ensure_provider_valid(transcript: Transcript, source: str | Path) -> None:
 def compact_transcript(
     transcript: Transcript, agent: Agent, *, source: str, force: bool
 ) -> tuple[Transcript, CompactionMetrics]:
-    """Compact ``transcript`` with ``agent``'s settings when a trigger fires (or ``force``).
+    """Compact ``transcript`` with ``agent``'s settings.
+
+    With ``force`` (a manual ``/compact``) it always uses :meth:`Compactor.forced_strategy`,
+    keeping the retention window, whether or not a trigger fires; otherwise it uses the
+    automatic strategy when a trigger fires, and leaves the transcript unchanged when none does.
 
     Raises:
         NotATranscript: the transcript breaks provider rules.
@@ -96,13 +101,13 @@ def compact_transcript(
     compactor = Compactor(agent.compact, catalog=agent.tool_catalog())
     started = time.perf_counter()
     trigger: Trigger
-    if config.should_compact(context, context.token_count()):
-        trigger = "threshold"
-        outcome = compactor.compact(context)
-        compacted, result = outcome.context, outcome.result
-    elif force:
+    if force:
         trigger = "forced"
         outcome = compactor.compact(context, compactor.forced_strategy())
+        compacted, result = outcome.context, outcome.result
+    elif config.should_compact(context, context.token_count()):
+        trigger = "threshold"
+        outcome = compactor.compact(context)
         compacted, result = outcome.context, outcome.result
     else:
         trigger = "none"

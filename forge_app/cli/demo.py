@@ -11,16 +11,9 @@ import typer
 from rich.rule import Rule
 
 from forge_app.agents import parse_agents
-from forge_app.chart import render_chart
 from forge_app.cli.compacting import compact_transcript
 from forge_app.cli.console import err
-from forge_app.cli.replay import (
-    chart_samples,
-    recorded_sizes,
-    replay_summary,
-    replay_turns,
-    timeline_table,
-)
+from forge_app.cli.replay import replay_summary, replay_turns, timeline_chart, timeline_table
 from forge_app.cli.report import metrics_table
 from forge_app.compactor import is_summary_message
 from forge_app.transcripts import Transcript, parse_transcript, write_bytes_atomic, write_transcript
@@ -84,27 +77,24 @@ def demo_command(
     err.print()
     err.print(Rule("2. replay: turn by turn through hooks and CompactionHandler", align="left"))
     turns, replayed = anyio.run(replay_turns, transcript, agent)
-    recorded = recorded_sizes(transcript.context)
     threshold = agent.compaction_threshold()
-    err.print(timeline_table(turns, recorded, threshold, "context size per turn"))
-    err.print(replay_summary(turns, transcript.context))
+    err.print(timeline_table(turns, threshold, "context size per turn"))
+    err.print(replay_summary(turns))
     if output_dir is not None:
         output_dir.mkdir(parents=True, exist_ok=True)
         write_transcript(output_dir / "compacted.json", compacted)
         write_transcript(
             output_dir / "replayed.json", transcript.with_context(replayed.conversation.context)
         )
-        samples, baseline = chart_samples(turns, recorded)
         chart = output_dir / "timeline.svg"
         title = f"demo session · agent {agent.id} · context size per turn"
-        write_bytes_atomic(
-            chart, render_chart(chart, samples, threshold=threshold, title=title, baseline=baseline)
-        )
+        write_bytes_atomic(chart, timeline_chart(chart, turns, threshold, title))
         err.print(f"wrote {output_dir}/compacted.json, replayed.json and timeline.svg")
     err.print()
     err.print(
         "Next: [bold]forge-compact compact YOUR_SESSION.json -o out.json[/bold] "
-        "(add --force to compact below the threshold), "
+        "(add --force for a manual /compact: below the threshold too, keeping only the "
+        "retention window), "
         "[bold]forge-compact replay YOUR_SESSION.json --chart timeline.svg[/bold], "
         "[bold]forge-compact --help[/bold].",
     )

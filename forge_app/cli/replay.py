@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -23,7 +24,7 @@ from forge_app.transcripts import (
     write_text_atomic,
     write_transcript,
 )
-from forge_domain import Agent, Context, Role, TokenCount
+from forge_domain import Agent, CompactionResult, TokenCount
 
 BAR_WIDTH = 20
 
@@ -35,35 +36,39 @@ async def replay_turns(transcript: Transcript, agent: Agent) -> tuple[list[Repla
     return turns, session
 
 
-def recorded_sizes(context: Context) -> list[int]:
-    """Estimated tokens of the recording at the end of each turn, without compaction.
+def _compactions(turn: ReplayTurn) -> list[tuple[tuple[int, int], CompactionResult]]:
+    """The compactions of ``turn`` that the table and the chart show (those that summarised).
 
-    A turn ends just before the next assistant message (its tool results included).
+    Each comes with the inclusive range it summarised.
     """
-    sizes: list[int] = []
-    total = 0
-    seen_response = False
-    for message in context:
-        if message.has_role(Role.ASSISTANT) and seen_response:
-            sizes.append(total)
-        seen_response = seen_response or message.has_role(Role.ASSISTANT)
-        total += message.approx_tokens
-    if seen_response:
-        sizes.append(total)
-    return sizes
+    return [(c.compacted_range, c) for c in turn.compactions if c.compacted_range is not None]
 
 
-def chart_samples(
-    turns: list[ReplayTurn], recorded: list[int]
-) -> tuple[list[Sample], list[Sample]]:
-    """The replayed sizes (a drop at every compaction) and the sizes without compaction."""
+def chart_samples(turns: Sequence[ReplayTurn]) -> tuple[list[Sample], list[Sample]]:
+    """The replayed sizes and the sizes without compaction, as the timeline table prints them.
+
+    Per turn: the size before and (marked) after each of its compactions, then its
+    size at the end of the turn (the table's ``tokens``); the baseline is the
+    recording's size at the end of each turn (the table's ``uncompacted``).
+    """
     samples: list[Sample] = []
     for turn in turns:
-        if turn.compactions:
-            samples.append(Sample(turn.turn, turn.compactions[0].original_tokens))
-        samples.append(Sample(turn.turn, int(turn.tokens), compaction=bool(turn.compactions)))
-    baseline = [Sample(turn.turn, size) for turn, size in zip(turns, recorded, strict=False)]
+        for _, compaction in _compactions(turn):
+            samples.append(Sample(turn.turn, compaction.original_tokens))
+            samples.append(Sample(turn.turn, compaction.compacted_tokens, compaction=True))
+        samples.append(Sample(turn.turn, int(turn.tokens)))
+    baseline = [Sample(turn.turn, turn.recorded_tokens) for turn in turns]
     return samples, baseline
+
+
+def timeline_chart(path: Path, turns: Sequence[ReplayTurn], threshold: int, title: str) -> bytes:
+    """The timeline of ``turns`` as a picture in the format ``path`` asks for (.svg or .png).
+
+    Raises:
+        ChartFormatUnsupported: any other suffix.
+    """
+    samples, baseline = chart_samples(turns)
+    return render_chart(path, samples, threshold=threshold, title=title, baseline=baseline)
 
 
 def _tokens(count: TokenCount) -> str:
@@ -79,11 +84,13 @@ def _bar(tokens: int, scale: int, threshold: int) -> str:
     return "".join(cells)
 
 
-def timeline_table(
-    turns: list[ReplayTurn], recorded: list[int], threshold: int, title: str
-) -> Table:
-    """One row per turn: size, a bar against the threshold (│), and each compaction."""
-    scale = max([threshold, *(int(t.tokens) for t in turns), *recorded])
+def timeline_table(turns: Sequence[ReplayTurn], threshold: int, title: str) -> Table:
+    """One row per turn: its size, the size without compaction, a bar against the threshold.
+
+    The last column lists each compaction of the turn: the range it summarised and
+    the size before and after it.
+    """
+    scale = max([threshold, *(int(t.tokens) for t in turns), *(t.recorded_tokens for t in turns)])
     table = Table(title=title, title_justify="left", caption_justify="left")
     table.add_column("turn", justify="right")
     table.add_column("msgs", justify="right")
@@ -91,36 +98,34 @@ def timeline_table(
     table.add_column("uncompacted", justify="right", style="dim")
     table.add_column(f"│ = {threshold:,}", no_wrap=True)
     table.add_column("compaction (range before→after)")
-    for turn, without in zip(turns, recorded, strict=False):
+    for turn in turns:
         events = [
-            f"[red]●[/red] {c.compacted_range[0]}..{c.compacted_range[1]} "
-            f"{c.original_tokens:,}→{c.compacted_tokens:,}"
-            for c in turn.compactions
-            if c.compacted_range is not None
+            f"[red]●[/red] {start}..{end} {c.original_tokens:,}→{c.compacted_tokens:,}"
+            for (start, end), c in _compactions(turn)
         ]
         table.add_row(
             str(turn.turn),
             str(turn.messages),
             _tokens(turn.tokens),
-            f"~{without:,}",
+            f"~{turn.recorded_tokens:,}",
             _bar(int(turn.tokens), scale, threshold),
             " ".join(events),
         )
     return table
 
 
-def replay_summary(turns: list[ReplayTurn], context: Context) -> str:
-    """One line: turns, compactions, final size against the recording's."""
+def replay_summary(turns: Sequence[ReplayTurn]) -> str:
+    """One line: turns, compactions, the last turn's size against the recording's."""
     if not turns:
         return "the transcript has no assistant turn to replay"
     last = turns[-1]
-    count = sum(len(t.compactions) for t in turns)
-    recorded = context.token_count_approx()
+    count = sum(len(_compactions(t)) for t in turns)
+    recorded = last.recorded_tokens
     saved = max(0.0, (1 - int(last.tokens) / recorded) * 100) if recorded else 0.0
     return (
         f"{len(turns)} turns, {count} compaction{'s' if count != 1 else ''}; final context "
         f"{_tokens(last.tokens)} tokens in {last.messages} messages, against ~{recorded:,} "
-        f"tokens in {len(context)} messages without compaction ({saved:.0f}% smaller)"
+        f"tokens in {last.recorded_messages} messages without compaction ({saved:.0f}% smaller)"
     )
 
 
@@ -153,19 +158,15 @@ def replay_command(
     ensure_provider_valid(transcript, session)
     turns, replayed = anyio.run(replay_turns, transcript, chosen)
     threshold = chosen.compaction_threshold()
-    recorded = recorded_sizes(transcript.context)
     title = f"replay of {session} with agent {chosen.id}"
-    err.print(timeline_table(turns, recorded, threshold, title))
-    err.print(replay_summary(turns, transcript.context))
+    err.print(timeline_table(turns, threshold, title))
+    err.print(replay_summary(turns))
     if output is not None:
         write_transcript(output, transcript.with_context(replayed.conversation.context))
         err.print(f"replayed transcript: {output}")
     if json_metrics is not None:
         write_text_atomic(json_metrics, "".join(t.model_dump_json() + "\n" for t in turns))
     if chart is not None:
-        samples, baseline = chart_samples(turns, recorded)
         title = f"{Path(session).name} · agent {chosen.id} · context size per turn"
-        write_bytes_atomic(
-            chart, render_chart(chart, samples, threshold=threshold, title=title, baseline=baseline)
-        )
+        write_bytes_atomic(chart, timeline_chart(chart, turns, threshold, title))
         err.print(f"chart: {chart}")

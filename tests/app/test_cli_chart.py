@@ -1,7 +1,8 @@
-"""The hand-written SVG timeline chart of ``forge-compact replay``."""
+"""The hand-written SVG and PNG timeline charts of ``forge-compact replay``."""
 
 from __future__ import annotations
 
+import itertools
 import struct
 import xml.etree.ElementTree as ET
 import zlib
@@ -10,9 +11,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_app.chart import chart_format, render_chart, timeline_svg
-from forge_app.chart_axes import Sample, nice_step
-from forge_app.chart_png import GLYPH_WIDTH, Canvas, png_bytes, timeline_png
+from forge_app.chart import (
+    ASCENT,
+    DESCENT,
+    TEXT_SIZE,
+    TITLE_SIZE,
+    chart_format,
+    render_chart,
+    text_width,
+    timeline_svg,
+)
+from forge_app.chart_axes import HEIGHT, WIDTH, Box, Sample, fit_lines, nice_step
+from forge_app.chart_png import GLYPH_WIDTH, Canvas, png_bytes, timeline_canvas, timeline_png
 from forge_app.errors import ChartFormatUnsupported
 
 NS = {"svg": "http://www.w3.org/2000/svg"}
@@ -121,3 +131,183 @@ def test_render_chart_svg_and_png():
     svg = render_chart("c.SVG", SAW, threshold=None, title="t")
     png = render_chart("c.png", SAW, threshold=None, title="t")
     assert (svg[:4], png[:4]) == (b"<svg", b"\x89PNG")
+
+
+# -- the header: a long title never overprints the count or the legend ---------------------
+
+
+def _ten(text: str) -> float:
+    """A measure of 10 pixels per character, for readable layout cases."""
+    return 10.0 * len(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "widths", "expected"),
+    [
+        ("abc def", [100], ("abc def",)),
+        ("  abc \n def  ", [100], ("abc def",)),
+        ("abc def ghi", [50, 100], ("abc", "def ghi")),
+        ("a bcdefghij", [50, 100], ("a bcd", "efghij")),
+        ("abcdefghij", [50, 50], ("abcde", "fghij")),
+        ("abcdefghijklmno", [50, 50], ("abcde", "fghi…")),
+        ("abc", [5], ("",)),
+        ("abc", [5, 100], ("", "abc")),
+        ("", [100], ()),
+    ],
+    ids=[
+        "fits",
+        "spaces",
+        "at-space",
+        "short-word",
+        "in-word",
+        "ellipsis",
+        "too-narrow",
+        "narrow-first",
+        "empty",
+    ],
+)
+def test_fit_lines_wraps_then_cuts(text, widths, expected):
+    assert fit_lines(text, widths, _ten) == expected
+
+
+@given(st.text(max_size=200), st.lists(st.integers(-10, 400), min_size=1, max_size=3))
+def test_fit_lines_never_exceeds_a_width(text, widths):
+    lines = fit_lines(text, widths, _ten)
+    normalised = " ".join(text.split())
+    actual = (
+        len(lines) <= len(widths),
+        [not line or _ten(line) <= width for line, width in zip(lines, widths, strict=False)],
+        lines == (normalised,) if normalised and _ten(normalised) <= widths[0] else True,
+    )
+    assert actual == (True, [True] * len(lines), True)
+
+
+def _svg_boxes(svg: str) -> list[tuple[str, Box]]:
+    """Every unrotated text of an SVG chart, in the box the chart's font metrics give it."""
+    boxes = []
+    for element in ET.fromstring(svg).iter(f"{{{NS['svg']}}}text"):
+        if "transform" in element.attrib:
+            continue
+        text = "".join(element.itertext())
+        size = float(element.get("font-size", TEXT_SIZE))
+        width = text_width(text, size)
+        x, y = float(element.attrib["x"]), float(element.attrib["y"])
+        anchor = element.get("text-anchor", "start")
+        left = {"end": x - width, "middle": x - width / 2}.get(anchor, x)
+        boxes.append((text, Box(left, y - ASCENT * size, left + width, y + DESCENT * size)))
+    return boxes
+
+
+def _overprints(boxes: list[tuple[str, Box]]) -> list[tuple[str, str]]:
+    """Pairs of texts whose boxes overlap, and texts that leave the picture."""
+    clashes = [
+        (a, b)
+        for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2)
+        if box_a.overlaps(box_b)
+    ]
+    outside = [
+        (text, "outside the picture")
+        for text, box in boxes
+        if box.left < 0 or box.top < 0 or box.right > WIDTH or box.bottom > HEIGHT
+    ]
+    return clashes + outside
+
+
+def _saw(compactions: int, tokens: int) -> tuple[list[Sample], list[Sample]]:
+    samples = [Sample(0, tokens)]
+    for turn in range(1, compactions + 1):
+        samples += [Sample(turn, tokens), Sample(turn, tokens // 3, compaction=True)]
+    return samples, [Sample(s.turn, tokens * 2) for s in samples if not s.compaction]
+
+
+LONG_NAME = "msa-deepseek-reasoner-sqlfluff-1763-replayed-with-a-long-suffix" * 4 + ".json"
+TITLES = [
+    f"{LONG_NAME} · agent demo · context size per turn",
+    "a " * 300,
+    "会话记录" * 80,
+    "W" * 500,
+    f"{'x' * 70} {'y' * 70} {'z' * 70}",
+]
+
+
+@given(
+    st.one_of(st.sampled_from(TITLES), st.text(max_size=400)),
+    st.integers(0, 10_000),
+    st.integers(1, 10**9),
+    st.one_of(st.none(), st.integers(0, 10**9)),
+)
+def test_svg_texts_never_overprint(title, compactions, tokens, threshold):
+    samples, baseline = _saw(min(compactions, 40), tokens)
+    if compactions > 40:  # a large count without drawing thousands of marks
+        samples += [Sample(41, tokens, compaction=True)] * (compactions - 40)
+    svg = timeline_svg(samples, threshold=threshold, title=title, baseline=baseline)
+    assert _overprints(_svg_boxes(svg)) == []
+
+
+@given(
+    st.one_of(st.sampled_from(TITLES), st.text(max_size=400)),
+    st.integers(0, 40),
+    st.integers(1, 10**9),
+    st.one_of(st.none(), st.integers(0, 10**9)),
+)
+def test_png_texts_never_overprint(title, compactions, tokens, threshold):
+    samples, baseline = _saw(compactions, tokens)
+    canvas = timeline_canvas(samples, threshold=threshold, title=title, baseline=baseline)
+    assert _overprints(canvas.texts) == []
+
+
+@given(st.text(max_size=30))
+def test_canvas_text_draws_inside_its_box(text):
+    canvas = Canvas(300, 20)
+    box = canvas.text(4, 5, text, (0, 0, 0))
+    inked = [
+        (index // 3 % 300, index // 3 // 300)
+        for index in range(0, len(canvas.pixels), 3)
+        if canvas.pixels[index : index + 3] != b"\xff\xff\xff"
+    ]
+    assert [
+        (x, y) for x, y in inked if not (box.left <= x < box.right and box.top <= y < box.bottom)
+    ] == []
+
+
+def _title_lines(svg: str) -> list[str]:
+    root = ET.fromstring(svg)
+    return [
+        "".join(t.itertext())
+        for t in root.iter(f"{{{NS['svg']}}}text")
+        if t.get("font-size") == str(TITLE_SIZE)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        ("demo session · agent demo · context size per turn", 1),
+        ("sweagent-marshmallow-1867-fc.json · agent default · context size per turn", 1),
+        (f"{LONG_NAME} · agent demo · context size per turn", 2),
+    ],
+    ids=["demo", "shared-session", "long-name"],
+)
+def test_svg_title_wraps_and_keeps_it_whole_in_its_title_element(title, expected):
+    svg = timeline_svg(SAW, threshold=4000, title=title)
+    lines = _title_lines(svg)
+    shown = "".join(lines).removesuffix("…")
+    actual = {
+        "lines": len(lines),
+        "shown from the start": title.replace(" ", "").startswith(shown.replace(" ", "")),
+        "cut visibly": lines[-1].endswith("…") == (expected == 2),
+        "document title": ET.fromstring(svg).find("svg:title", NS).text,
+    }
+    expected_shape = {
+        "lines": expected,
+        "shown from the start": True,
+        "cut visibly": True,
+        "document title": title,
+    }
+    assert actual == expected_shape
+
+
+def test_svg_replaces_characters_xml_cannot_hold():
+    svg = timeline_svg(SAW, title="bad\udcff\x01name.json")
+    actual = ET.fromstring(svg.encode()).find("svg:title", NS).text
+    assert actual == "bad\ufffd\ufffdname.json"

@@ -1,0 +1,76 @@
+"""``compact --force`` in process, through typer's ``CliRunner``: what a manual /compact keeps."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from forge_app.agents import default_agent
+from forge_app.cli.app import app
+from forge_app.frame import is_summary_text
+from tests.app.test_cli import needs_sessions
+from tests.sessions import SESSIONS
+
+RETENTION = default_agent().compact.retention_window
+FORCED = [
+    "msa-deepseek-astroid-1333",  # 83,441 tokens: over the default threshold of 22,400
+    "msa-deepseek-django-13964",  # 66,066 tokens: over the threshold
+    "openhands-llama4-ponyc-4593",  # under it, and the window starts inside a call's results
+    "sweagent-marshmallow-1867-fc",  # under it
+]
+
+
+def _kept(messages: list[dict[str, object]]) -> tuple[int, int]:
+    """Head (messages before the first assistant one) and tail the forced strategy keeps.
+
+    The tail is the retention window, moved back to the tool call when it would start
+    with that call's results.
+    """
+    head = next(i for i, m in enumerate(messages) if m["role"] == "assistant")
+    start = len(messages) - RETENTION
+    while messages[start]["role"] == "tool":
+        start -= 1
+    return head, len(messages) - start
+
+
+def _shape(messages: list[dict[str, object]]) -> list[tuple[object, object]]:
+    """Role and content: the first kept assistant message may gain the span's reasoning."""
+    return [(m["role"], m.get("content")) for m in messages]
+
+
+@needs_sessions
+@pytest.mark.parametrize("name", FORCED, ids=FORCED)
+def test_compact_force_keeps_head_summary_and_retention_window(tmp_path, name):
+    source, out, metrics = SESSIONS / f"{name}.json", tmp_path / "out.json", tmp_path / "m.json"
+    messages = json.loads(source.read_text())
+    head, tail = _kept(messages)
+    result = CliRunner().invoke(
+        app, ["compact", str(source), "--force", "-o", str(out), "--json-metrics", str(metrics)]
+    )
+    compacted = json.loads(out.read_text())
+    actual = {
+        "status": result.exit_code,
+        "trigger": json.loads(metrics.read_text())["trigger"],
+        "head": compacted[:head],
+        "summary": is_summary_text(str(compacted[head]["content"])),
+        "tail": _shape(compacted[head + 1 :]),
+    }
+    expected = {
+        "status": 0,
+        "trigger": "forced",
+        "head": messages[:head],
+        "summary": True,
+        "tail": _shape(messages[-tail:]),
+    }
+    assert actual == expected, result.output
+
+
+@needs_sessions
+def test_compact_without_force_over_threshold_keeps_more_than_the_window(tmp_path):
+    """The automatic strategy keeps the larger of the eviction and retention windows."""
+    source, out = SESSIONS / f"{FORCED[1]}.json", tmp_path / "out.json"
+    result = CliRunner().invoke(app, ["compact", str(source), "-o", str(out)])
+    actual = (result.exit_code, len(json.loads(out.read_text())) > 2 + 1 + RETENTION)
+    assert actual == (0, True), result.output
