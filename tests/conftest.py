@@ -1,4 +1,4 @@
-"""Shared pytest configuration: hypothesis profiles and the anyio backend.
+"""Shared pytest configuration: hypothesis profiles, the anyio backend, clean logging.
 
 Profiles (select with ``HYPOTHESIS_PROFILE``; ``ci`` is the default):
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 
 import pytest
+import structlog
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -26,3 +27,9 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 def anyio_backend() -> str:
     """Async tests run on asyncio only."""
     return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def _structlog_defaults() -> None:
+    """Every test starts with structlog's defaults (an in-process CLI run configures it)."""
+    structlog.reset_defaults()
