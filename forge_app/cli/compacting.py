@@ -11,9 +11,12 @@ import time
 from pathlib import Path
 from typing import Literal
 
+import anyio
 from pydantic import BaseModel, ConfigDict
 
 from forge_app.compactor import Compactor
+from forge_app.engines.frame import FrameEngine
+from forge_app.engines.tiers import TieredEngine
 from forge_app.errors import NotATranscript
 from forge_app.transcripts import Transcript
 from forge_domain import Agent, BudgetStatus, CompactionResult, Context
@@ -87,8 +90,11 @@ def compact_transcript(
     """Compact ``transcript`` with ``agent``'s settings.
 
     With ``force`` (a manual ``/compact``) it always uses :meth:`Compactor.forced_strategy`,
-    keeping the retention window, whether or not a trigger fires; otherwise it uses the
-    automatic strategy when a trigger fires, and leaves the transcript unchanged when none does.
+    keeping the retention window, whether or not a trigger fires. Otherwise, when a trigger
+    fires, it compacts as a live run would: the frame engine in its tiers (prune, summarise,
+    fall back, cut), down to the agent's target (:meth:`Compact.target_tokens`), so the
+    output is within the agent's threshold; it leaves the transcript unchanged when no
+    trigger fires.
 
     Raises:
         NotATranscript: the transcript breaks provider rules.
@@ -107,7 +113,8 @@ def compact_transcript(
         compacted, result = outcome.context, outcome.result
     elif config.should_compact(context, context.token_count()):
         trigger = "threshold"
-        outcome = compactor.compact(context)
+        engine = TieredEngine(FrameEngine(agent), agent)
+        outcome = anyio.run(engine.compress, context)
         compacted, result = outcome.context, outcome.result
     else:
         trigger = "none"

@@ -10,6 +10,8 @@ from typer.testing import CliRunner
 from forge_app.agents import default_agent
 from forge_app.cli.app import app
 from forge_app.frame import is_summary_text
+from forge_domain import Context
+from forge_domain.validation import find_violations
 from tests.app.test_cli import needs_sessions
 from tests.sessions import SESSIONS
 
@@ -74,3 +76,34 @@ def test_compact_without_force_over_threshold_keeps_more_than_the_window(tmp_pat
     result = CliRunner().invoke(app, ["compact", str(source), "-o", str(out)])
     actual = (result.exit_code, len(json.loads(out.read_text())) > 2 + 1 + RETENTION)
     assert actual == (0, True), result.output
+
+
+OVER_THRESHOLD = [
+    "msa-deepseek-astroid-1333",
+    "msa-deepseek-django-13964",
+    "msa-deepseek-django-15400",
+    "msa-deepseek-reasoner-sqlfluff-1763",
+    "msa-deepseek-sqlfluff-1733",
+]
+
+
+@needs_sessions
+@pytest.mark.parametrize("name", OVER_THRESHOLD, ids=OVER_THRESHOLD)
+def test_compact_over_threshold_writes_a_transcript_within_the_agent_target(tmp_path, name):
+    """One automatic compaction leaves room to work: at most the target, under the window."""
+    source, out, metrics = SESSIONS / f"{name}.json", tmp_path / "out.json", tmp_path / "m.json"
+    agent = default_agent()
+    target = agent.compact.target_tokens(agent.compaction_threshold())
+    result = CliRunner().invoke(
+        app, ["compact", str(source), "-o", str(out), "--json-metrics", str(metrics)]
+    )
+    figures = json.loads(metrics.read_text())
+    written = Context.from_openai(json.loads(out.read_text()))
+    actual = (
+        result.exit_code,
+        figures["trigger"],
+        figures["tokens_after"] <= target,
+        written.token_count_approx() <= target,
+        find_violations(written),
+    )
+    assert actual == (0, "threshold", True, True, []), result.output
