@@ -20,7 +20,8 @@ from benchmarks import ours
 from benchmarks.generator import generate_session
 from forge_app.compactor import Compactor, accumulated_usage
 from forge_app.reasoning import carry_reasoning
-from forge_app.summary_budget import drop_oldest_narration, limit_texts
+from forge_app.summary_budget import drop_oldest_narration, fit_summary, limit_texts
+from forge_app.transformers.keep_last_operation import aggregate_operations
 from forge_domain import Context, ContextMessage, Role, TextMessage
 from forge_domain.summary import ContextSummary
 from forge_domain.validation import ensure_valid
@@ -31,9 +32,9 @@ STEPS = (
     ("validate", "input validation (is_valid)"),
     ("strategy", "retained count and span"),
     ("from_messages", "ContextSummary.from_messages (parse, classify, failures, items)"),
-    ("transformers", "drop, dedupe, keep-last-operation, strip cwd"),
+    ("transformers", "drop, dedupe, keep-last-operation, strip cwd, aggregate operations"),
     ("budgets", "text limits and narration budget"),
-    ("render", "the Jinja frame"),
+    ("render", "the Jinja frame, fitted to the summary budget (render, cut, re-render)"),
     ("summary_data", "ContextSummary.json_data"),
     ("splice", "usage, reasoning carry, new Context"),
 )
@@ -73,13 +74,16 @@ def replay_compaction(compactor: Compactor, context: Context, timed: Timer[objec
     fresh: list[ContextMessage] = [m for m in messages if not m.droppable]
     built = timed("from_messages", lambda: ContextSummary.from_messages(fresh, compactor._catalog))
     assert isinstance(built, ContextSummary)
-    transformed = timed("transformers", lambda: compactor._transform(built))
+    transformed = timed("transformers", lambda: aggregate_operations(compactor._transform(built)))
     assert isinstance(transformed, ContextSummary)
     summary = timed(
         "budgets", lambda: drop_oldest_narration(limit_texts(transformed, 2_000), 16_000)
     )
     assert isinstance(summary, ContextSummary)
-    text = timed("render", lambda: compactor._frame.render(summary))
+    max_chars = compactor.config.summary_budget() * 4  # approx_tokens: chars / 4
+    fitted = timed("render", lambda: fit_summary(summary, compactor._frame.render, max_chars))
+    assert isinstance(fitted, tuple)
+    summary, text = fitted
     data = timed("summary_data", summary.json_data)
     assert isinstance(text, str)
     assert isinstance(data, dict)

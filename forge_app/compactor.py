@@ -6,7 +6,9 @@ Steps of :meth:`Compactor.compact`:
 2. choose the span with a :class:`CompactionStrategy`, extended back over earlier
    summaries so they are folded into the new one instead of piling up;
 3. build a :class:`ContextSummary` of the span (droppable messages inside it are
-   left out), run the :class:`SummaryTransformer`, bound its texts, render the frame;
+   left out), run the :class:`SummaryTransformer`, merge repeated operations into one
+   line each (with their counts), bound its texts, and render the frame within the
+   summary budget (``Compact.summary_budget``), dropping the oldest detail if needed;
 4. splice it in as one user message, carrying the span's last reasoning onto the
    first surviving assistant message and its usage as ``span_usage``;
 5. when ``max_tokens`` is set and not met, shrink the retained tail, then the
@@ -26,8 +28,15 @@ from pydantic import ValidationError
 from forge_app.errors import CompactionFailed
 from forge_app.frame import SummaryFrame, is_summary_text
 from forge_app.reasoning import carry_reasoning
-from forge_app.summary_budget import drop_oldest_narration, limit_texts, longest_text
+from forge_app.summary_budget import (
+    MIN_TEXT_LIMIT,
+    drop_oldest_narration,
+    fit_summary,
+    limit_texts,
+    longest_text,
+)
 from forge_app.transformers import SummaryTransformer
+from forge_app.transformers.keep_last_operation import aggregate_operations
 from forge_domain.compact import Compact
 from forge_domain.context import Context
 from forge_domain.errors import ForgeDomainError
@@ -43,7 +52,8 @@ SUMMARY_TEXT_LIMIT = 2_000
 """Characters kept of any single text in a summary (longer texts are cut, visibly)."""
 SUMMARY_NARRATION_BUDGET = 16_000
 """Characters of assistant text a summary keeps; the oldest beyond it are dropped, with a note."""
-_MIN_TEXT_LIMIT = 40
+_CHARS_PER_TOKEN = 4
+"""The token estimate's rule (``approx_tokens``): a token per four characters, rounded up."""
 
 
 def is_summary_message(message: ContextMessage) -> bool:
@@ -169,7 +179,10 @@ class Compactor:
         start, end = found
         return _fold_start(context, start), end
 
-    def _summary(self, span: Sequence[ContextMessage], text_limit: int) -> ContextSummary:
+    def _summary(
+        self, span: Sequence[ContextMessage], text_limit: int
+    ) -> tuple[ContextSummary, str]:
+        """The summary of ``span`` and its frame, within the summary budget when possible."""
         earlier: list[TextMessage] = []  # summaries of earlier compactions, to fold
         fresh: list[ContextMessage] = []
         for message in span:
@@ -185,18 +198,20 @@ class Compactor:
             for block in ContextSummary.model_validate(message.summary_data).blocks
         ]
         blocks.extend(ContextSummary.from_messages(fresh, self._catalog).blocks)
-        summary = self._transform(ContextSummary(blocks=tuple(blocks)))
-        return drop_oldest_narration(limit_texts(summary, text_limit), SUMMARY_NARRATION_BUDGET)
+        summary = aggregate_operations(self._transform(ContextSummary.of_blocks(blocks)))
+        summary = drop_oldest_narration(limit_texts(summary, text_limit), SUMMARY_NARRATION_BUDGET)
+        max_chars = self.config.summary_budget() * _CHARS_PER_TOKEN
+        return fit_summary(summary, self._frame.render, max_chars)
 
     def _splice(self, context: Context, span: tuple[int, int], text_limit: int) -> Context:
         start, end = span
         messages = context[start : end + 1]
-        summary = self._summary(messages, text_limit)
+        summary, frame = self._summary(messages, text_limit)
         # Built from values produced just above, so pydantic's re-validation of the whole
         # dumped summary tree (13% of a long compaction) is skipped.
         summary_message = TextMessage.model_construct(
             role=Role.USER,
-            content=self._frame.render(summary),
+            content=frame,
             span_usage=accumulated_usage(messages),
             summary_data=summary.json_data(),
         )
@@ -209,13 +224,19 @@ class Compactor:
         max_tokens = self.config.max_tokens
         retained = strategy.retained_count(context)
         span = self._span(context, retained)
-        if span is None:
+        over_budget = max_tokens is not None and context.token_count_approx() > max_tokens
+        if span is None and not over_budget:
+            # The strategy keeps everything; only a budget that is not met asks for more.
             return self._outcome(context, context, None, self._status(context, max_tokens))
-        compacted = self._splice(context, span, SUMMARY_TEXT_LIMIT)
+        compacted = self._splice(context, span, SUMMARY_TEXT_LIMIT) if span else None
         status: BudgetStatus = "not_set"
         if max_tokens is not None:
             compacted, span, status = self._fit(context, compacted, span, retained, max_tokens)
-        if compacted.token_count_approx() >= context.token_count_approx():
+        if (
+            compacted is None
+            or span is None
+            or compacted.token_count_approx() >= context.token_count_approx()
+        ):
             return self._outcome(context, context, None, self._status(context, max_tokens))
         violations = _splice_violations(compacted, span[0])
         if violations:
@@ -225,13 +246,17 @@ class Compactor:
     def _fit(
         self,
         context: Context,
-        compacted: Context,
-        span: tuple[int, int],
+        compacted: Context | None,
+        span: tuple[int, int] | None,
         retained: int,
         max_tokens: int,
-    ) -> tuple[Context, tuple[int, int], BudgetStatus]:
-        """Shrink the retained tail, then the summary's texts, until ``max_tokens`` is met."""
-        if compacted.token_count_approx() <= max_tokens:
+    ) -> tuple[Context | None, tuple[int, int] | None, BudgetStatus]:
+        """Shrink the retained tail, then the summary's texts, until ``max_tokens`` is met.
+
+        ``compacted`` is None when the strategy's own span is empty (its retention
+        window covers everything); the tail then shrinks from there.
+        """
+        if compacted is not None and compacted.token_count_approx() <= max_tokens:
             return compacted, span, "met"
         best: tuple[Context, tuple[int, int]] | None = None
         low, high = 0, retained - 1
@@ -248,11 +273,13 @@ class Compactor:
         if best is not None:
             return best[0], best[1], "met"
         widest = self._span(context, 0) or span
-        widest_summary = self._summary(context[widest[0] : widest[1] + 1], SUMMARY_TEXT_LIMIT)
+        if widest is None:
+            return compacted, span, "exhausted"
+        widest_summary, _ = self._summary(context[widest[0] : widest[1] + 1], SUMMARY_TEXT_LIMIT)
         limit = min(SUMMARY_TEXT_LIMIT, longest_text(widest_summary))
         candidate = self._splice(context, widest, limit)
-        while limit > _MIN_TEXT_LIMIT and candidate.token_count_approx() > max_tokens:
-            limit = max(_MIN_TEXT_LIMIT, limit // 2)
+        while limit > MIN_TEXT_LIMIT and candidate.token_count_approx() > max_tokens:
+            limit = max(MIN_TEXT_LIMIT, limit // 2)
             candidate = self._splice(context, widest, limit)
         status: BudgetStatus = (
             "met" if candidate.token_count_approx() <= max_tokens else "exhausted"

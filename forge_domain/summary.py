@@ -11,14 +11,20 @@ builds its ``ContextSummary`` (forge-spec §9):
   failure from the output text of agents that report exit codes in it);
 * ``todo_write`` calls record what they changed in the todo list (§9.2);
 * messages holding only images (or other non-text parts) are ignored.
+
+Two fields go beyond forge, both with defaults that mean "nothing happened", so
+summaries stored before them still validate: a :class:`ToolCallItem` may stand for
+several calls of one operation (``earlier``, ``earlier_failures``), and a
+:class:`TextItem` may be the note a budgeted summary leaves where it dropped detail
+(``omitted``). Neither appears in forge's serde shape.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Annotated, Literal, TypeAlias, cast, get_args, get_origin
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Annotated, Literal, Self, TypeAlias, cast, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
 from forge_domain._trusted import trusted_builder
 from forge_domain.json import JsonObject, JsonValue
@@ -83,28 +89,76 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 _ROLES_BY_TITLE = {role.title: role for role in Role}
 
 
+OmittedKind: TypeAlias = ToolKind | Literal["narration", "repeated_ask"]
+"""What an omission note counts: calls of a tool kind, assistant texts (``narration``), or
+user texts said again later (``repeated_ask``)."""
+
+
 class TextItem(BaseModel):
-    """Text written by the block's role."""
+    """Text written by the block's role, or a note of what a budgeted summary left out."""
 
     model_config = _FROZEN
 
     kind: Literal["text"] = "text"
     text: str
-    """The text, verbatim."""
+    """The text, verbatim (for a note: the note as rendered, made from ``omitted``)."""
+    omitted: tuple[tuple[OmittedKind, PositiveInt], ...] = ()
+    """Set only on an omission note: how many entries of each kind were left out."""
+
+    @property
+    def is_omission(self) -> bool:
+        """True for the note a budgeted summary puts where it left detail out."""
+        return bool(self.omitted)
 
 
 class ToolCallItem(BaseModel):
-    """One tool call and how it went."""
+    """One tool call and how it went; or one line standing for repeats of one operation."""
 
     model_config = _FROZEN
 
     kind: Literal["tool_call"] = "tool_call"
     id: str | None
-    """The call id, when the call had one."""
+    """The call id, when the call had one (of the last call, for a merged line)."""
     tool: SummaryTool
     """What the call did."""
     is_success: bool
-    """True when a result answered the call and did not report a failure."""
+    """True when a result answered the (last) call and did not report a failure."""
+    earlier: int = Field(default=0, ge=0)
+    """Calls of the same operation merged into this line before the last one."""
+    earlier_failures: int = Field(default=0, ge=0)
+    """How many of the ``earlier`` calls failed."""
+
+    @model_validator(mode="after")
+    def _failures_within_earlier(self) -> Self:
+        if self.earlier_failures > self.earlier:
+            raise ValueError(
+                f"earlier_failures must be at most earlier ({self.earlier}), "
+                f"got {self.earlier_failures}"
+            )
+        return self
+
+    @property
+    def calls(self) -> int:
+        """How many calls this line stands for."""
+        return self.earlier + 1
+
+    @property
+    def failures(self) -> int:
+        """How many of those calls failed, the last one included."""
+        return self.earlier_failures + (0 if self.is_success else 1)
+
+    def with_earlier(self, previous: ToolCallItem) -> ToolCallItem:
+        """This line with ``previous`` (and every call it stands for) counted as earlier calls.
+
+        The id, tool and status stay this line's: it is the last call.
+        """
+        return _merged_call(
+            self.id,
+            self.tool,
+            self.is_success,
+            self.earlier + previous.calls,
+            self.earlier_failures + previous.failures,
+        )
 
 
 SummaryItem: TypeAlias = Annotated[TextItem | ToolCallItem, Field(discriminator="kind")]
@@ -203,6 +257,21 @@ class ContextSummary(BaseModel):
             ]
         }
 
+    @classmethod
+    def of_blocks(cls, blocks: Iterable[SummaryBlock]) -> ContextSummary:
+        """A summary of ``blocks`` (already valid) with empty ones left out and each run of
+        one role's blocks joined into one, as :meth:`from_messages` would have built it:
+        for blocks of several summaries folded together, or left after items were dropped."""
+        kept: list[SummaryBlock] = []
+        for block in blocks:
+            if not block.contents:
+                continue
+            if kept and kept[-1].role == block.role:
+                kept[-1] = _block(block.role, kept[-1].contents + block.contents)
+            else:
+                kept.append(block)
+        return cls.model_construct(blocks=tuple(kept))
+
     def tool_calls(self) -> Iterator[ToolCallItem]:
         """Every tool-call item, in order."""
         for block in self.blocks:
@@ -240,18 +309,29 @@ _FLAT_TOOLS = frozenset(
 
 def _item_json(item: SummaryItem) -> JsonObject:
     if isinstance(item, TextItem):
-        return {"kind": "text", "text": item.text}
+        omitted: list[JsonValue] = [[what, count] for what, count in item.omitted]
+        return {"kind": "text", "text": item.text, "omitted": omitted}
     tool = item.tool
     tool_json = (
         dict(tool.__dict__) if tool.__class__ in _FLAT_TOOLS else tool.model_dump(mode="json")
     )
-    return {"kind": "tool_call", "id": item.id, "tool": tool_json, "is_success": item.is_success}
+    return {
+        "kind": "tool_call",
+        "id": item.id,
+        "tool": tool_json,
+        "is_success": item.is_success,
+        "earlier": item.earlier,
+        "earlier_failures": item.earlier_failures,
+    }
 
 
 # Summaries are built from values of the right types only, so validation is skipped
 # (it was the largest cost of compacting long sessions).
 _text_item = trusted_builder(TextItem, "text")
 _call_item = trusted_builder(ToolCallItem, "id", "tool", "is_success")
+_merged_call = trusted_builder(
+    ToolCallItem, "id", "tool", "is_success", "earlier", "earlier_failures"
+)
 _block = trusted_builder(SummaryBlock, "role", "contents")
 
 

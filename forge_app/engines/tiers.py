@@ -180,7 +180,9 @@ class TieredEngine:
             compactor = Compactor(
                 config, cwd=self._cwd, template_dir=self._template_dir, catalog=self._catalog
             )
-            fallback = compactor.compact(current, None if not force else compactor.forced_strategy())
+            fallback = compactor.compact(
+                current, None if not force else compactor.forced_strategy()
+            )
             if fallback.result.compacted_range is not None:
                 ranges.append(_to_original(fallback.result.compacted_range, summarised, shift))
                 current, engine = fallback.context, fallback.result.engine

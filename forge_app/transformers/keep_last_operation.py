@@ -11,7 +11,13 @@ Here, inside each assistant block:
   one file are different operations, so an update is never hidden by a later read;
 * when the last call on a key failed, the last *successful* call on that key is kept
   too, so the summary still shows what worked;
-* ``todo_write`` calls are never merged: each carries its own diff.
+* ``todo_write`` calls are never merged: each carries its own diff;
+* a superseded call is not forgotten: the next kept call on its key counts it among
+  its ``earlier`` calls (and ``earlier_failures``, when it failed).
+
+:func:`aggregate_operations` goes further, for summaries that must stay small: one
+line per operation key in the whole summary, at the last call's place, counting
+every call it stands for (the compactor applies it after the transformers).
 """
 
 from __future__ import annotations
@@ -79,18 +85,64 @@ def keep_last_operations(contents: tuple[SummaryItem, ...]) -> tuple[SummaryItem
     if keyed == len(last):
         return contents  # no key repeats: nothing is superseded
     kept: list[SummaryItem] = []
+    superseded: dict[Hashable, ToolCallItem] = {}  # per key, the calls since the last kept one
     for index, (item, key) in enumerate(zip(contents, keys, strict=True)):
-        if key is None or index == last[key]:
+        if key is None or not isinstance(item, ToolCallItem):
             kept.append(item)
             continue
         final = contents[last[key]]
-        if (
+        if index == last[key] or (
             index == last_success.get(key)
             and isinstance(final, ToolCallItem)
             and not final.is_success
         ):
-            kept.append(item)
+            previous = superseded.pop(key, None)
+            kept.append(item if previous is None else item.with_earlier(previous))
+        else:
+            previous = superseded.get(key)
+            superseded[key] = item if previous is None else item.with_earlier(previous)
     return tuple(kept)
+
+
+def aggregate_operations(summary: ContextSummary, /) -> ContextSummary:
+    """One tool-call line per operation key across ``summary``, at its last call's place.
+
+    The line is the last call (its id and status) counting every earlier call on the
+    key, and how many of them failed; lines that already stand for several calls (from
+    an earlier compaction) add theirs. Texts and ``todo_write`` calls are never merged;
+    blocks left empty are dropped and runs of one role's blocks joined.
+    """
+    last: dict[Hashable, tuple[int, int]] = {}
+    keyed = 0
+    for block_index, block in enumerate(summary.blocks):
+        for item_index, item in enumerate(block.contents):
+            if isinstance(item, ToolCallItem) and (key := operation_key(item.tool)) is not None:
+                last[key] = (block_index, item_index)
+                keyed += 1
+    if keyed == len(last):
+        return summary  # no key repeats: nothing to merge
+    merged: dict[Hashable, ToolCallItem] = {}  # per key, the calls seen so far, as one line
+    blocks: list[SummaryBlock] = []
+    for block_index, block in enumerate(summary.blocks):
+        contents: list[SummaryItem] = []
+        for item_index, item in enumerate(block.contents):
+            key = operation_key(item.tool) if isinstance(item, ToolCallItem) else None
+            if key is None or not isinstance(item, ToolCallItem):
+                contents.append(item)
+                continue
+            previous = merged.get(key)
+            line = item if previous is None else item.with_earlier(previous)
+            if last[key] == (block_index, item_index):
+                contents.append(line)
+            else:
+                merged[key] = line
+        if len(contents) == len(block.contents) and all(
+            new is old for new, old in zip(contents, block.contents, strict=True)
+        ):
+            blocks.append(block)
+        else:  # the block's own items, some merged: nothing to re-validate
+            blocks.append(SummaryBlock.of_items(block.role, tuple(contents)))
+    return ContextSummary.of_blocks(blocks)
 
 
 @dataclass(frozen=True)

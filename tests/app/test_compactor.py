@@ -13,10 +13,13 @@ from forge_domain import (
     Compact,
     CompactionStrategy,
     Context,
+    ContextSummary,
+    FileReadTool,
     InvalidTranscript,
     Role,
     TextMessage,
     ToolCall,
+    ToolCallItem,
     ToolResult,
     Usage,
 )
@@ -159,6 +162,50 @@ def test_compactor_folds_earlier_summary():
     assert shape(second) == "suSua"
 
 
+def _calls(context: Context) -> list[ToolCallItem]:
+    """The tool-call lines of the context's summary, as stored in its ``summary_data``."""
+    (summary,) = [m for m in context if isinstance(m, TextMessage) and is_summary_message(m)]
+    return list(ContextSummary.model_validate(summary.summary_data).tool_calls())
+
+
+def _read(call_id: str, success: bool, earlier: int, earlier_failures: int = 0) -> ToolCallItem:
+    return ToolCallItem(
+        id=call_id,
+        tool=FileReadTool(path="/test/path"),
+        is_success=success,
+        earlier=earlier,
+        earlier_failures=earlier_failures,
+    )
+
+
+AGGREGATE_CASES = [
+    ("sutrtrtraua", [_read("call_7", True, 2)]),
+    ("sutetrtraua", [_read("call_7", True, 2, 1)]),
+    ("sutrtrteaua", [_read("call_7", False, 2)]),
+    ("sutrauteaua", [_read("call_7", False, 1)]),
+]
+
+
+@pytest.mark.parametrize(
+    ("letters", "expected"),
+    AGGREGATE_CASES,
+    ids=["reads-x3", "earlier-failure", "last-failed", "across-turns"],
+)
+def test_compactor_merges_repeated_calls_into_one_counted_line(letters, expected):
+    outcome = Compactor(Compact()).compact(padded(letters), CompactionStrategy.retain(2))
+    assert _calls(outcome.context) == expected
+
+
+def test_compactor_fold_adds_to_an_aggregated_line():
+    compactor = Compactor(Compact())
+    first = compactor.compact(padded("sutrtrautrtrua"), CompactionStrategy.retain(8)).context
+    second = compactor.compact(first, CompactionStrategy.retain(2)).context
+    assert (_calls(first), _calls(second)) == (
+        [_read("call_5", True, 1)],
+        [_read("call_11", True, 3)],
+    )
+
+
 def test_compactor_max_tokens_shrinks_tail():
     fixture = padded("sutrutrutrutrua")
     budget = fixture.token_count_approx() // 3
@@ -232,3 +279,20 @@ def test_compactor_tool_call_without_result_in_span_never_happens():
     ]
     outcome = Compactor(Compact()).compact(Context(messages), CompactionStrategy.retain(1))
     assert (shape(outcome.context), find_violations(outcome.context)) == ("suSa", [])
+
+
+def test_compactor_meets_max_tokens_when_the_retention_window_covers_everything():
+    """A strategy with nothing to evict still compacts when ``max_tokens`` is not met."""
+    big = TextMessage.assistant("x" * 8_000)
+    fixture = pattern("sutrutru").append(big, TextMessage.user("next"))
+    compactor = Compactor(Compact(retention_window=20, max_tokens=1_000))
+
+    outcome = compactor.compact(fixture)
+
+    actual = (
+        outcome.result.compacted_range is not None,
+        outcome.result.budget_status,
+        outcome.context.token_count_approx() <= 1_000,
+        find_violations(outcome.context),
+    )
+    assert actual == (True, "met", True, [])

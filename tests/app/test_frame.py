@@ -234,6 +234,59 @@ def test_frame_marks_failed_calls(tool, expected):
     assert f"{first} (failed)" + (f"\n{rest}" if rest else "") in actual
 
 
+TIMES = "\u00d7"
+"""The multiplication sign the frame puts before a count of merged calls."""
+
+COUNTED_CASES = [
+    (FileReadTool(path="a.py"), True, 2, 0, f"**Read:** `a.py` ({TIMES}3)"),
+    (FileReadTool(path="a.py"), True, 2, 1, f"**Read:** `a.py` ({TIMES}3, 1 earlier failed)"),
+    (FileReadTool(path="a.py"), False, 1, 0, f"**Read:** `a.py` (failed) ({TIMES}2)"),
+    (
+        ShellTool(command="pytest"),
+        False,
+        3,
+        2,
+        f"**Execute:** (failed) ({TIMES}4, 2 earlier failed)\n```\npytest\n```",
+    ),
+    (
+        ShellTool(command="pytest"),
+        True,
+        3,
+        2,
+        f"**Execute:** ({TIMES}4, 2 earlier failed)\n```\npytest\n```",
+    ),
+    (GenericTool(name="submit"), True, 0, 0, "**Tool:** `submit`"),
+]
+
+
+@pytest.mark.parametrize(
+    ("tool", "success", "earlier", "earlier_failures", "expected"),
+    COUNTED_CASES,
+    ids=[
+        "reads-x3",
+        "reads-x3-one-earlier-failure",
+        "last-failed",
+        "commands-last-failed",
+        "commands-last-succeeded",
+        "single-call",
+    ],
+)
+def test_frame_shows_merged_calls_and_earlier_failures(
+    tool, success, earlier, earlier_failures, expected
+):
+    item = ToolCallItem(
+        id=None, tool=tool, is_success=success, earlier=earlier, earlier_failures=earlier_failures
+    )
+    actual = FRAME.render(_summary((Role.ASSISTANT, (item,))))
+    assert f"### 1. Assistant\n\n{expected}\n\n---" in actual
+
+
+def test_frame_renders_an_omission_note_as_a_plain_line():
+    note = TextItem(text="[omitted: 2 commands]", omitted=(("shell", 2),))
+    actual = FRAME.render(_summary((Role.ASSISTANT, (note, TextItem(text="done")))))
+    assert "### 1. Assistant\n\n[omitted: 2 commands]\n````\ndone\n````\n" in actual
+
+
 @pytest.mark.parametrize(
     ("text", "expected_block"),
     [

@@ -11,7 +11,7 @@ from forge_app.transformers import (
     StripWorkingDir,
     SummaryTransformer,
 )
-from forge_app.transformers.keep_last_operation import operation_key
+from forge_app.transformers.keep_last_operation import aggregate_operations, operation_key
 from forge_app.transformers.strip_working_dir import strip_dir
 from forge_domain import (
     ContextSummary,
@@ -28,9 +28,12 @@ from forge_domain import (
     SemSearchTool,
     ShellTool,
     SkillTool,
+    SummaryBlock,
     TaskTool,
+    TextItem,
     TodoReadTool,
     TodoWriteTool,
+    ToolCallItem,
 )
 from tests.vectors import context_from_forge, load_vectors, vector_id
 
@@ -279,3 +282,107 @@ OPERATION_KEYS = [
 )
 def test_operation_key(tool, expected):
     assert operation_key(tool) == expected
+
+
+def _item(tool, success: bool = True, earlier: int = 0, earlier_failures: int = 0):
+    return ToolCallItem(
+        id=None, tool=tool, is_success=success, earlier=earlier, earlier_failures=earlier_failures
+    )
+
+
+def _assistant(*contents) -> SummaryBlock:
+    return SummaryBlock(role=Role.ASSISTANT, contents=contents)
+
+
+def _user(*texts: str) -> SummaryBlock:
+    return SummaryBlock(role=Role.USER, contents=tuple(TextItem(text=t) for t in texts))
+
+
+def test_keep_last_operation_counts_what_it_supersedes():
+    update = FileUpdateTool(path="a.py")
+    fixture = ContextSummary(
+        blocks=(
+            SummaryBlock(
+                role=Role.ASSISTANT,
+                contents=(
+                    _item(update, False),
+                    _item(update, True),
+                    _item(update, True),
+                    _item(update, False),
+                    _item(update, False),
+                ),
+            ),
+        )
+    )
+    actual = KeepLastOperation()(fixture)
+    expected = ContextSummary(
+        blocks=(
+            SummaryBlock(
+                role=Role.ASSISTANT,
+                contents=(_item(update, True, 2, 1), _item(update, False, 1, 1)),
+            ),
+        )
+    )
+    assert actual == expected
+
+
+READ = FileReadTool(path="a.py")
+PYTEST = ShellTool(command="pytest")
+TODO = TodoWriteTool(changes=())
+
+AGGREGATE_CASES = [
+    pytest.param(
+        [_assistant(_item(READ)), _user("u"), _assistant(_item(READ)), _assistant(_item(READ))],
+        [_user("u"), _assistant(_item(READ, True, 2))],
+        id="reads-x3-across-blocks",
+    ),
+    pytest.param(
+        [
+            _assistant(
+                _item(PYTEST, False),
+                _item(READ),
+                _item(PYTEST, True),
+                _item(PYTEST, False),
+                _item(PYTEST, True),
+            )
+        ],
+        [_assistant(_item(READ), _item(PYTEST, True, 3, 2))],
+        id="identical-commands-mixed-statuses",
+    ),
+    pytest.param(
+        [_assistant(_item(PYTEST, False, 2, 1)), _assistant(_item(PYTEST, False))],
+        [_assistant(_item(PYTEST, False, 3, 2))],
+        id="fold-of-an-aggregated-line",
+    ),
+    pytest.param(
+        [_assistant(_item(PYTEST, True, 1, 0), _item(READ)), _assistant(_item(PYTEST, True, 4, 3))],
+        [_assistant(_item(READ), _item(PYTEST, True, 6, 3))],
+        id="two-aggregated-lines-and-the-run-joined",
+    ),
+    pytest.param(
+        [_assistant(_item(READ), _item(FileUpdateTool(path="a.py")), _item(READ, False))],
+        [_assistant(_item(FileUpdateTool(path="a.py")), _item(READ, False, 1, 0))],
+        id="read-and-update-are-different-lines",
+    ),
+    pytest.param(
+        [_assistant(_item(TODO), TextItem(text="x"), _item(TODO), TextItem(text="x"))],
+        [_assistant(_item(TODO), TextItem(text="x"), _item(TODO), TextItem(text="x"))],
+        id="todo-writes-and-texts-never-merge",
+    ),
+    pytest.param(
+        [_user("a"), _assistant(_item(READ)), _user("b"), _assistant(_item(READ))],
+        [_user("a", "b"), _assistant(_item(READ, True, 1))],
+        id="emptied-block-joins-its-neighbours",
+    ),
+]
+
+
+@pytest.mark.parametrize(("blocks", "expected"), AGGREGATE_CASES)
+def test_aggregate_operations(blocks, expected):
+    actual = aggregate_operations(ContextSummary(blocks=tuple(blocks)))
+    assert actual == ContextSummary(blocks=tuple(expected))
+
+
+def test_aggregate_operations_without_repeats_is_identity():
+    fixture = ContextSummary(blocks=(_assistant(_item(READ), _item(PYTEST)),))
+    assert aggregate_operations(fixture) is fixture

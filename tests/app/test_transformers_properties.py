@@ -14,6 +14,7 @@ from forge_app.transformers import (
     pipe,
     when,
 )
+from forge_app.transformers.keep_last_operation import aggregate_operations, operation_key
 from forge_app.transformers.strip_working_dir import strip_dir
 from forge_domain import (
     ContextSummary,
@@ -139,3 +140,61 @@ def test_summary_transformer_keeps_every_successful_update_path(summary, cwd):
 @given(summaries)
 def test_summary_transformer_keeps_every_todo_write(summary):
     assert _todo_writes(SummaryTransformer()(summary)) == _todo_writes(summary)
+
+
+@st.composite
+def counted_calls(draw: st.DrawFn) -> ToolCallItem:
+    """A tool-call line, possibly standing for calls merged by an earlier compaction."""
+    earlier = draw(st.integers(min_value=0, max_value=3))
+    return ToolCallItem(
+        id=None,
+        tool=draw(tools),
+        is_success=draw(st.booleans()),
+        earlier=earlier,
+        earlier_failures=draw(st.integers(min_value=0, max_value=earlier)),
+    )
+
+
+counted_summaries = st.builds(
+    ContextSummary,
+    blocks=st.lists(
+        st.builds(
+            SummaryBlock,
+            role=st.sampled_from([Role.USER, Role.ASSISTANT]),
+            contents=st.lists(items | counted_calls(), min_size=1, max_size=5).map(tuple),
+        ),
+        max_size=8,
+    ).map(tuple),
+)
+
+
+def _tally(summary: ContextSummary) -> dict[object, tuple[int, int]]:
+    """Per operation key (todo writes: one key each), the calls and failures the lines stand for."""
+    tally: dict[object, tuple[int, int]] = {}
+    for index, item in enumerate(summary.tool_calls()):
+        key = operation_key(item.tool) or ("todo_write", index)
+        calls, failures = tally.get(key, (0, 0))
+        tally[key] = (calls + item.calls, failures + item.failures)
+    return tally
+
+
+@given(counted_summaries)
+def test_aggregate_operations_keeps_every_call_and_failure_counted(summary):
+    actual = _tally(aggregate_operations(summary))
+    expected = _tally(summary)
+    assert sorted(actual.values()) == sorted(expected.values())
+
+
+@given(counted_summaries)
+def test_aggregate_operations_leaves_one_line_per_operation_and_is_idempotent(summary):
+    once = aggregate_operations(summary)
+    keys = [operation_key(item.tool) for item in once.tool_calls()]
+    merged = [key for key in keys if key is not None]
+    assert (len(merged) == len(set(merged)), aggregate_operations(once)) == (True, once)
+
+
+@given(counted_summaries)
+def test_keep_last_operation_keeps_every_call_counted(summary):
+    actual = _tally(KeepLastOperation()(summary))
+    expected = _tally(summary)
+    assert sorted(actual.values()) == sorted(expected.values())

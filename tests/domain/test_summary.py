@@ -226,3 +226,102 @@ def test_summary_blocks_alternate_roles_and_keep_every_call(letters):
     assert Role.SYSTEM not in roles
     assert all(a != b for a, b in itertools.pairwise(roles))
     assert len(list(summary.tool_calls())) == calls
+
+
+def _read(success: bool, earlier: int = 0, earlier_failures: int = 0) -> ToolCallItem:
+    return ToolCallItem(
+        id=None,
+        tool=FileReadTool(path="a.py"),
+        is_success=success,
+        earlier=earlier,
+        earlier_failures=earlier_failures,
+    )
+
+
+WITH_EARLIER_CASES = [
+    (_read(True), _read(True), _read(True, 1, 0)),
+    (_read(True), _read(False), _read(True, 1, 1)),
+    (_read(False), _read(True), _read(False, 1, 0)),
+    (_read(True, 2, 1), _read(False, 3, 2), _read(True, 6, 4)),
+]
+
+
+@pytest.mark.parametrize(
+    ("last", "previous", "expected"),
+    WITH_EARLIER_CASES,
+    ids=["two-successes", "failure-then-success", "success-then-failure", "folded-lines"],
+)
+def test_tool_call_item_with_earlier_counts_calls_and_failures(last, previous, expected):
+    actual = last.with_earlier(previous)
+    assert (actual, actual.calls, actual.failures) == (
+        expected,
+        last.calls + previous.calls,
+        last.failures + previous.failures,
+    )
+
+
+def test_tool_call_item_rejects_more_earlier_failures_than_earlier_calls():
+    with pytest.raises(ValueError, match=r"earlier_failures must be at most earlier \(1\), got 2"):
+        _read(True, 1, 2)
+
+
+def test_summary_data_stored_before_counts_and_notes_still_validates():
+    fixture = {
+        "blocks": [
+            {"role": "user", "contents": [{"kind": "text", "text": "go"}]},
+            {
+                "role": "assistant",
+                "contents": [
+                    {
+                        "kind": "tool_call",
+                        "id": "c1",
+                        "tool": {"kind": "file_read", "path": "a.py"},
+                        "is_success": True,
+                    }
+                ],
+            },
+        ]
+    }
+    actual = ContextSummary.model_validate(fixture)
+    expected = ContextSummary(
+        blocks=(
+            SummaryBlock(role=Role.USER, contents=(TextItem(text="go"),)),
+            SummaryBlock(
+                role=Role.ASSISTANT,
+                contents=(ToolCallItem(id="c1", tool=FileReadTool(path="a.py"), is_success=True),),
+            ),
+        )
+    )
+    assert actual == expected
+
+
+def _block(role: Role, *texts: str) -> SummaryBlock:
+    return SummaryBlock(role=role, contents=tuple(TextItem(text=text) for text in texts))
+
+
+OF_BLOCKS_CASES = [
+    ([_block(Role.USER, "a"), _block(Role.ASSISTANT)], [_block(Role.USER, "a")]),
+    (
+        [_block(Role.USER, "a"), _block(Role.ASSISTANT), _block(Role.USER, "b")],
+        [_block(Role.USER, "a", "b")],
+    ),
+    (
+        [_block(Role.ASSISTANT, "a"), _block(Role.ASSISTANT, "b", "a")],
+        [_block(Role.ASSISTANT, "a", "b", "a")],
+    ),
+    (
+        [_block(Role.USER, "a"), _block(Role.ASSISTANT, "b"), _block(Role.USER, "c")],
+        [_block(Role.USER, "a"), _block(Role.ASSISTANT, "b"), _block(Role.USER, "c")],
+    ),
+    ([_block(Role.ASSISTANT), _block(Role.USER, "a")], [_block(Role.USER, "a")]),
+]
+
+
+@pytest.mark.parametrize(
+    ("blocks", "expected"),
+    OF_BLOCKS_CASES,
+    ids=["empty-dropped", "joined-across-a-gap", "run-joined", "alternating-kept", "empty-lead"],
+)
+def test_summary_of_blocks_drops_empty_blocks_and_joins_runs(blocks, expected):
+    actual = ContextSummary.of_blocks(blocks)
+    assert actual == ContextSummary(blocks=tuple(expected))

@@ -87,3 +87,24 @@ def test_json_data_of_real_sessions(path):
     assert data == summary.model_dump(mode="json")
     compact = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
     assert compact == summary.model_dump_json()  # same key order too
+
+
+def test_json_data_of_merged_lines_and_an_omission_note():
+    summary = ContextSummary(
+        blocks=(
+            SummaryBlock(
+                role=Role.ASSISTANT,
+                contents=(
+                    TextItem(text="[omitted: 3 commands]", omitted=(("shell", 3),)),
+                    ToolCallItem(
+                        id="c9",
+                        tool=ShellTool(command="pytest"),
+                        is_success=False,
+                        earlier=3,
+                        earlier_failures=1,
+                    ),
+                ),
+            ),
+        )
+    )
+    assert summary.json_data() == summary.model_dump(mode="json")
