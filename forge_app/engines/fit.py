@@ -11,8 +11,12 @@ end) and says in the middle how much was removed::
     …end of the output…
 
 What is never cut: system messages, earlier summaries, tool-call
-arguments and non-text parts. Tool outputs and assistant texts are cut first;
-user texts only if that was not enough. A message is never cut below
+arguments and non-text parts. Tool outputs and assistant texts are cut first,
+then other user texts (observations of text-protocol agents, pasted logs,
+demonstrations), and the task (the last user message before the first
+assistant message) only when the caller allows it
+(``reach="task_too"``): the window must be met, a compaction target need not
+cost the task. A message is never cut below
 ``MIN_KEPT_CHARS``. Roles, order, call ids and pairs are unchanged, so a
 provider-valid context stays valid.
 """
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from forge_app.compactor import is_summary_message
 from forge_app.engines.messages import with_content
@@ -37,8 +42,8 @@ _CHARS_PER_TOKEN = 4
 _MARKER_CHARS = len(CUT_MARKER.format(count=10**9)) + 2
 
 
-def _tier(message: ContextMessage) -> int | None:
-    """0 for tool outputs and assistant texts, 1 for user texts, None if never cut."""
+def _tier(message: ContextMessage, is_task: bool) -> int | None:
+    """0: tool outputs and assistant texts; 1: other user texts; 2: the task; None: never."""
     if not isinstance(message.content, str) or len(message.content) <= MIN_KEPT_CHARS:
         return None
     if isinstance(message, ToolResult):
@@ -46,8 +51,23 @@ def _tier(message: ContextMessage) -> int | None:
     if message.role == Role.ASSISTANT:
         return 0
     if message.role == Role.USER and not is_summary_message(message):
-        return 1
+        return 2 if is_task else 1
     return None
+
+
+def _task_index(messages: Sequence[ContextMessage]) -> int | None:
+    """The task: the last user message before the first assistant one.
+
+    Agents such as SWE-agent and OpenHands put a long demonstration in a user
+    message before the issue statement; the statement is the task.
+    """
+    task = None
+    for index, message in enumerate(messages):
+        if message.has_role(Role.ASSISTANT):
+            break
+        if message.has_role(Role.USER):
+            task = index
+    return task
 
 
 def _removed(lengths: Sequence[int], cap: int) -> int:
@@ -94,7 +114,11 @@ class Cut:
     """Indices of the messages whose text was cut, in order."""
 
 
-def cut_to_fit(context: Context, budget: int) -> Cut:
+CutReach = Literal["spare_task", "task_too"]
+"""How far cutting may go: everything but the task, or the task too."""
+
+
+def cut_to_fit(context: Context, budget: int, reach: CutReach = "spare_task") -> Cut:
     """``context`` with its largest texts cut until its estimate is at most ``budget`` tokens.
 
     Returns the input itself when it already fits or nothing can be cut; the
@@ -107,8 +131,9 @@ def cut_to_fit(context: Context, budget: int) -> Cut:
     messages = list(context)
     excess = excess_tokens * _CHARS_PER_TOKEN
     cut_at: list[int] = []
-    for tier in (0, 1):
-        indices = [index for index, message in enumerate(messages) if _tier(message) == tier]
+    task = _task_index(messages)
+    for tier in (0, 1, 2) if reach == "task_too" else (0, 1):
+        indices = [i for i, message in enumerate(messages) if _tier(message, i == task) == tier]
         if not indices:
             continue
         cap = _cap([len(messages[index].text) for index in indices], excess)
@@ -140,9 +165,9 @@ def irreducible_parts(context: Context) -> str:
         elif isinstance(message, TextMessage) and message.tool_calls:
             called = sum(len(call.arguments) for call in message.tool_calls) // _CHARS_PER_TOKEN
             arguments += called
-            other += min(tokens - called, shortest) if _tier(message) is not None else 0
+            other += min(tokens - called, shortest) if _tier(message, False) is not None else 0
         else:
-            other += min(tokens, shortest) if _tier(message) is not None else tokens
+            other += min(tokens, shortest) if _tier(message, False) is not None else tokens
     parts = (
         ("system prompt", system),
         ("summary", summary),

@@ -8,8 +8,10 @@
 3. **Fall back**: the deterministic compactor with the budget as ``max_tokens``
    and the manual strategy, which shrinks the retained tail and then the
    summary's texts until the context fits.
-4. **Cut**: the largest texts left (tool outputs and assistant texts first,
-   then user texts) are cut to a common length with a visible marker
+4. **Cut**: the largest texts left (tool outputs and assistant texts, then
+   other user texts) are cut to a common length with a visible marker; the
+   task (the last user message before the first assistant one) only to meet
+   the window, by the handler
    (:func:`~forge_app.engines.fit.cut_to_fit`).
 
 The budget is the target of :meth:`Compact.target_tokens`: ``(1 - headroom)``

@@ -189,7 +189,7 @@ class CompactionHandler:
         before = conversation.context
         if int(before.token_count()) <= window:
             return
-        after = cut_to_fit(before, window).context
+        after = cut_to_fit(before, window, reach="task_too").context
         if after is not before and conversation.replace_context(before, after):
             _log.warning(
                 "context_cut_to_fit",

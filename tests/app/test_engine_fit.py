@@ -63,16 +63,18 @@ def test_cut_to_fit_cuts_the_largest_outputs_until_the_context_fits(outputs, bud
     ) == (indices, True, True, True, pattern_of(fixture), [])
 
 
-def test_cut_to_fit_cuts_user_texts_only_after_outputs_and_never_the_system_prompt():
+def test_cut_to_fit_cuts_the_task_only_when_allowed_and_never_the_system_prompt():
     fixture = session(2_000, task=40_000, system=8_000)
 
-    actual = cut_to_fit(fixture, 3_000)
+    outputs_only = cut_to_fit(fixture, 3_000)
+    actual = cut_to_fit(fixture, 3_000, reach="task_too")
 
     assert (
+        outputs_only.indices,
         actual.indices,
         actual.context[0].text == fixture[0].text,
         actual.context.token_count_approx() <= 3_000,
-    ) == ((1, 3), True, True)
+    ) == ((3,), (1, 3), True, True)
 
 
 def test_cut_to_fit_never_cuts_an_earlier_summary():
@@ -91,7 +93,7 @@ def test_cut_to_fit_never_cuts_an_earlier_summary():
 def test_irreducible_parts_names_what_cannot_be_cut():
     fixture = session(50_000, system=40_000)
 
-    cut = cut_to_fit(fixture, 2_000)
+    cut = cut_to_fit(fixture, 2_000, reach="task_too")
 
     assert (
         cut.context.token_count_approx() > 2_000,
@@ -117,7 +119,7 @@ def test_cut_marker_says_how_much_was_removed():
 def test_cut_to_fit_keeps_every_message_role_and_id_and_fits_when_it_can(outputs, budget):
     fixture = session(*outputs)
 
-    actual = cut_to_fit(fixture, budget).context
+    actual = cut_to_fit(fixture, budget, reach="task_too").context
 
     floor = sum(min(m.approx_tokens, MIN_KEPT_CHARS // 2) for m in fixture)
     ids = [json.dumps(m.model_dump(exclude={"content"}), default=str) for m in actual]
@@ -127,3 +129,15 @@ def test_cut_to_fit_keeps_every_message_role_and_id_and_fits_when_it_can(outputs
         find_violations(actual),
         actual.token_count_approx() <= budget or budget < floor,
     ) == (True, [], True)
+
+
+def test_cut_to_fit_spares_the_task_after_a_demonstration():
+    """SWE-agent and OpenHands put a demonstration before the task: the task is the last ask."""
+    demonstration = TextMessage.user("demo " * 8_000)
+    task = TextMessage.user("fix the bug " * 200)
+    fixture = session(1_000)
+    fixture = Context([fixture[0], demonstration, task, *fixture[2:]])
+
+    actual = cut_to_fit(fixture, 3_000)
+
+    assert (actual.indices, actual.context[2] == task) == ((1,), True)
