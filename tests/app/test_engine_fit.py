@@ -140,4 +140,4 @@ def test_cut_to_fit_spares_the_task_after_a_demonstration():
 
     actual = cut_to_fit(fixture, 3_000)
 
-    assert (actual.indices, actual.context[2] == task) == ((1,), True)
+    assert (actual.indices, actual.context[2] == task) == ((1, 4), True)  # outputs go first
