@@ -33,8 +33,8 @@ from pathlib import Path
 import anyio
 
 from forge_app import ContextDoesNotFit, Replay, configure_logging, default_agent, read_transcript
-from forge_app.compactor import is_summary_message
-from forge_app.hookspecs import hookimpl
+from forge_app.compaction._compactor import is_summary_message
+from forge_app.runtime._hookspecs import hookimpl
 from forge_domain import Agent, CompactionResult, Context
 
 WINDOWS = (8_000, 16_000, 32_000)

@@ -32,16 +32,16 @@ class DefaultConfig:
 def default_config() -> DefaultConfig:
     """The default agent's Compact with its safety threshold filled in.
 
-    Uses ``forge_app.agents.default_agent()`` when it exists, else a bare ``Agent``
+    Uses ``forge_app.files._agents.default_agent()`` when it exists, else a bare ``Agent``
     (same defaults: 128,000-token window, threshold at 70%).
     """
     try:
-        agents = importlib.import_module("forge_app.agents")
+        agents = importlib.import_module("forge_app.files._agents")
         agent: Agent = agents.default_agent()
-        source = "forge_app.agents.default_agent()"
+        source = "forge_app.files._agents.default_agent()"
     except (ImportError, AttributeError):
         agent = Agent(id="bench")
-        source = "Agent(id='bench') (forge_app.agents.default_agent() not available)"
+        source = "Agent(id='bench') (forge_app.files._agents.default_agent() not available)"
     agent = agent.with_compaction_threshold()
     return DefaultConfig(
         agent.compact, f"{source}, token_threshold={agent.compact.token_threshold}"
@@ -107,7 +107,7 @@ Compact_ = Callable[[Context], CompactionOutcome]
 def compactor(compact: Compact, *, forced: bool = False) -> Compact_ | None:
     """``Compactor(compact).compact`` (automatic or ``/compact`` strategy); None if absent."""
     try:
-        module = importlib.import_module("forge_app.compactor")
+        module = importlib.import_module("forge_app.compaction._compactor")
     except ImportError:
         return None
     instance = module.Compactor(compact, cwd="/repo")

@@ -201,7 +201,9 @@ class Report:
             {f"at {size:,} messages": row for size, row in rows.items()},
         )
         if not measured:
-            self.targets.append(("compaction targets", None, "forge_app.compactor not available"))
+            self.targets.append(
+                ("compaction targets", None, "forge_app.compaction._compactor not available")
+            )
 
     def real(self, rows: dict[str, Row], config: str) -> None:
         """Figure 5 plus timings on the real sessions."""

@@ -3,7 +3,7 @@
 ``python -m benchmarks.steps [--size 5000] [--runs 15] [--seed 1]`` replays the steps of
 ``Compactor.compact`` one by one on a generated session (a fresh ``Context`` per run) and
 prints, per step, the minimum and the median CPU time over the runs. It calls the
-compactor's private steps on purpose, so it follows ``forge_app/compactor.py``: when
+compactor's private steps on purpose, so it follows ``forge_app/compaction/_compactor.py``: when
 those change, this script changes with them. The table in ``RESULTS.md`` came from here.
 """
 
@@ -18,11 +18,11 @@ from typing import TypeVar
 
 from benchmarks import ours
 from benchmarks.generator import generate_session
-from forge_app.compactor import Compactor, accumulated_usage
-from forge_app.reasoning import carry_reasoning
-from forge_app.summary_budget import drop_oldest_narration, fit_summary, limit_texts
-from forge_app.transformers.keep_last_operation import aggregate_operations
+from forge_app.compaction._compactor import Compactor
+from forge_app.summary._budget import drop_oldest_narration, fit_summary, limit_texts
+from forge_app.summary.transformers._keep_last_operation import aggregate_operations
 from forge_domain import Context, ContextMessage, Role, TextMessage
+from forge_domain.carry import accumulated_usage, carry_reasoning
 from forge_domain.summary import ContextSummary
 from forge_domain.validation import ensure_valid
 

@@ -6,6 +6,7 @@ from forge_domain.agent import (
     Agent,
     PluginSelection,
 )
+from forge_domain.carry import accumulated_usage, carry_reasoning
 from forge_domain.compact import Compact, Percentage
 from forge_domain.context import Context
 from forge_domain.engine import ContextEngine
@@ -156,6 +157,8 @@ __all__ = [
     "UndoTool",
     "Usage",
     "Violation",
+    "accumulated_usage",
+    "carry_reasoning",
     "content_text",
     "ensure_valid",
     "find_sequence_preserving_last_n",

@@ -18,7 +18,7 @@ import typer
 from forge_app.cli import batch, compact, demo, replay, run, validate
 from forge_app.cli.console import fail
 from forge_app.errors import CompactionFailed, ForgeAppError, ModelCallFailed
-from forge_app.logging import configure_logging
+from forge_app.runtime._logging import configure_logging
 from forge_domain import ForgeDomainError
 
 app = typer.Typer(

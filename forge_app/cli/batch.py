@@ -21,7 +21,7 @@ from forge_app.errors import (
     TranscriptError,
     TranscriptNotFound,
 )
-from forge_app.transcripts import read_transcript, write_text_atomic, write_transcript
+from forge_app.files._transcripts import read_transcript, write_text_atomic, write_transcript
 
 METRICS_FILE = "metrics.jsonl"
 """Name of the per-file metrics written into the output directory."""

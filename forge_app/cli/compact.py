@@ -11,7 +11,7 @@ from forge_app.cli.compacting import compact_transcript
 from forge_app.cli.console import err
 from forge_app.cli.options import AgentId, AgentPath, Force, Session, resolve_agent
 from forge_app.cli.report import metrics_table
-from forge_app.transcripts import STDIO, read_transcript, write_text_atomic, write_transcript
+from forge_app.files._transcripts import STDIO, read_transcript, write_text_atomic, write_transcript
 
 
 def compact_command(

@@ -14,11 +14,11 @@ from typing import Literal
 import anyio
 from pydantic import BaseModel, ConfigDict
 
-from forge_app.compactor import Compactor
-from forge_app.engines.frame import FrameEngine
-from forge_app.engines.tiers import TieredEngine
+from forge_app.compaction._compactor import Compactor
+from forge_app.compaction._frame_engine import FrameEngine
+from forge_app.compaction._tiers import TieredEngine
 from forge_app.errors import NotATranscript
-from forge_app.transcripts import Transcript
+from forge_app.files._transcripts import Transcript
 from forge_domain import Agent, BudgetStatus, CompactionResult, Context
 from forge_domain.validation import find_violations
 

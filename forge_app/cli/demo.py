@@ -10,13 +10,18 @@ import anyio
 import typer
 from rich.rule import Rule
 
-from forge_app.agents import parse_agents
 from forge_app.cli.compacting import compact_transcript
 from forge_app.cli.console import err
 from forge_app.cli.replay import replay_summary, replay_turns, timeline_chart, timeline_table
 from forge_app.cli.report import metrics_table
-from forge_app.compactor import is_summary_message
-from forge_app.transcripts import Transcript, parse_transcript, write_bytes_atomic, write_transcript
+from forge_app.compaction._compactor import is_summary_message
+from forge_app.files._agents import parse_agents
+from forge_app.files._transcripts import (
+    Transcript,
+    parse_transcript,
+    write_bytes_atomic,
+    write_transcript,
+)
 from forge_domain import Agent
 
 DEMO_DIR = "demo"

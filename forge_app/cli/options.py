@@ -8,8 +8,8 @@ from typing import Annotated
 
 import typer
 
-from forge_app.agents import DeprecatedAgentSyntax, default_agent, load_agent
 from forge_app.errors import InvalidAgentFile
+from forge_app.files._agents import DeprecatedAgentSyntax, default_agent, load_agent
 from forge_domain import Agent
 
 AgentPath = Annotated[

@@ -10,20 +10,20 @@ import anyio
 import typer
 from rich.table import Table
 
-from forge_app.chart import chart_format, render_chart
-from forge_app.chart_axes import Sample
+from forge_app.cli._chart import chart_format, render_chart
+from forge_app.cli._chart_axes import Sample
 from forge_app.cli.compacting import ensure_provider_valid
 from forge_app.cli.console import err
 from forge_app.cli.options import AgentId, AgentPath, Session, resolve_agent
-from forge_app.dispatch import discover_plugins
-from forge_app.replay import Replay, ReplayTurn
-from forge_app.transcripts import (
+from forge_app.files._transcripts import (
     Transcript,
     read_transcript,
     write_bytes_atomic,
     write_text_atomic,
     write_transcript,
 )
+from forge_app.runtime._dispatch import discover_plugins
+from forge_app.runtime._replay import Replay, ReplayTurn
 from forge_domain import Agent, CompactionResult, TokenCount
 
 BAR_WIDTH = 20

@@ -12,13 +12,13 @@ import typer
 
 from forge_app.cli.console import err, fail, out
 from forge_app.cli.options import AgentId, resolve_agent
-from forge_app.conversation import Conversation
-from forge_app.dispatch import discover_plugins
 from forge_app.errors import EndpointNotConfigured
-from forge_app.hookspecs import hookimpl
-from forge_app.model import OpenAIChatModel
-from forge_app.orchestrator import Orchestrator
-from forge_app.transcripts import Transcript, write_transcript
+from forge_app.files._transcripts import Transcript, write_transcript
+from forge_app.runtime._conversation import Conversation
+from forge_app.runtime._dispatch import discover_plugins
+from forge_app.runtime._hookspecs import hookimpl
+from forge_app.runtime._model import OpenAIChatModel
+from forge_app.runtime._orchestrator import Orchestrator
 from forge_domain import Agent, Role
 
 API_KEY_ENV = "OPENAI_API_KEY"

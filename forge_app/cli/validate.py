@@ -8,7 +8,7 @@ import typer
 
 from forge_app.cli.console import err, out
 from forge_app.cli.options import Session
-from forge_app.transcripts import read_transcript
+from forge_app.files._transcripts import read_transcript
 from forge_domain.validation import Dialect, find_violations
 
 

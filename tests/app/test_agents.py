@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from forge_app.agents import (
+from forge_app.errors import AgentNotFound, InvalidAgentFile
+from forge_app.files._agents import (
     DeprecatedAgentSyntax,
     default_agent,
     load_agent,
@@ -15,7 +16,6 @@ from forge_app.agents import (
     parse_agent_markdown,
     parse_agents,
 )
-from forge_app.errors import AgentNotFound, InvalidAgentFile
 from forge_domain import Agent, Compact, PluginSelection
 
 EXAMPLES = Path(__file__).parents[2] / "examples"

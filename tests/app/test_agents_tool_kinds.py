@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from forge_app import InvalidAgentFile, parse_agents
+from forge_app import InvalidAgentFile
+from forge_app.files import parse_agents
 from forge_domain import ToolCall
 from forge_domain.summary_tools import FileReadTool
 

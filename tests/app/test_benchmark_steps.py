@@ -5,7 +5,7 @@ from __future__ import annotations
 from benchmarks import ours
 from benchmarks.generator import generate_session
 from benchmarks.steps import STEPS, measure, replay_compaction
-from forge_app.compactor import Compactor
+from forge_app.compaction._compactor import Compactor
 from forge_domain import Context
 
 

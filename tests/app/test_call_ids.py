@@ -7,12 +7,12 @@ import dataclasses
 import pytest
 from structlog.testing import capture_logs
 
-from forge_app.call_ids import with_unique_call_ids
-from forge_app.conversation import Conversation
-from forge_app.dispatch import Hooks
-from forge_app.hookspecs import hookimpl
-from forge_app.model import ModelResponse, OpenAIChatModel
-from forge_app.orchestrator import Orchestrator
+from forge_app.runtime._call_ids import with_unique_call_ids
+from forge_app.runtime._conversation import Conversation
+from forge_app.runtime._dispatch import Hooks
+from forge_app.runtime._hookspecs import hookimpl
+from forge_app.runtime._model import ModelResponse, OpenAIChatModel
+from forge_app.runtime._orchestrator import Orchestrator
 from forge_domain import Agent, Context, TextMessage, ToolCall, ToolResult
 from forge_domain.testing import pattern
 from forge_domain.validation import find_violations

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_app.transcripts import read_transcript
+from forge_app.files._transcripts import read_transcript
 from forge_domain.validation import find_violations
 from tests.sessions import SESSIONS
 

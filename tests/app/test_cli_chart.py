@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_app.chart import (
+from forge_app.cli._chart import (
     ASCENT,
     DESCENT,
     TEXT_SIZE,
@@ -21,8 +21,8 @@ from forge_app.chart import (
     text_width,
     timeline_svg,
 )
-from forge_app.chart_axes import HEIGHT, WIDTH, Box, Sample, fit_lines, nice_step
-from forge_app.chart_png import GLYPH_WIDTH, Canvas, png_bytes, timeline_canvas, timeline_png
+from forge_app.cli._chart_axes import HEIGHT, WIDTH, Box, Sample, fit_lines, nice_step
+from forge_app.cli._chart_png import GLYPH_WIDTH, Canvas, png_bytes, timeline_canvas, timeline_png
 from forge_app.errors import ChartFormatUnsupported
 
 NS = {"svg": "http://www.w3.org/2000/svg"}

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from forge_app.chart import timeline_svg
-from forge_app.chart_axes import Sample, axes_for
-from forge_app.chart_png import timeline_png
+from forge_app.cli._chart import timeline_svg
+from forge_app.cli._chart_axes import Sample, axes_for
+from forge_app.cli._chart_png import timeline_png
 from tests.app.test_cli import forge, needs_sessions
 from tests.sessions import SESSIONS
 

@@ -7,9 +7,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from forge_app.agents import default_agent
 from forge_app.cli.app import app
-from forge_app.frame import is_summary_text
+from forge_app.files._agents import default_agent
+from forge_app.summary._frame import is_summary_text
 from forge_domain import Context
 from forge_domain.validation import find_violations
 from tests.app.test_cli import needs_sessions

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_app.compactor import Compactor, is_summary_message
+from forge_app.compaction._compactor import Compactor, is_summary_message
 from forge_app.errors import CompactionFailed, TemplateNotFound
 from forge_domain import (
     Compact,

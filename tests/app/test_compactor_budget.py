@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from benchmarks.generator import generate_session
-from forge_app.compactor import Compactor, is_summary_message
-from forge_app.summary_budget import MIN_TEXT_LIMIT
+from forge_app.compaction._compactor import Compactor, is_summary_message
+from forge_app.summary._budget import MIN_TEXT_LIMIT
 from forge_domain import (
     Compact,
     Context,

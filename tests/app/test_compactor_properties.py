@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forge_app.compactor import Compactor, is_summary_message
+from forge_app.compaction._compactor import Compactor, is_summary_message
 from forge_domain import (
     Compact,
     CompactionStrategy,

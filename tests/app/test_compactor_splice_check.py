@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_app.compactor import Compactor
+from forge_app.compaction._compactor import Compactor
 from forge_app.errors import CompactionFailed
 from forge_domain import Compact, CompactionStrategy, Context, ToolResult
 from forge_domain.testing import pattern

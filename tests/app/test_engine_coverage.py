@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from forge_app.engines.coverage import Facts, check_coverage, facts_of, with_verified_facts
-from forge_app.engines.prompt import VERIFIED_FACTS_HEADING
-from forge_app.transformers import SummaryTransformer
+from forge_app.compaction.llm._coverage import Facts, check_coverage, facts_of, with_verified_facts
+from forge_app.compaction.llm._prompt import VERIFIED_FACTS_HEADING
+from forge_app.summary.transformers import SummaryTransformer
 from forge_domain import ContextSummary, TextMessage, ToolCall, ToolResult
 
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forge_app.compactor import Compactor
-from forge_app.engines.fit import CUT_MARKER, MIN_KEPT_CHARS, cut_to_fit, irreducible_parts
+from forge_app.compaction._compactor import Compactor
+from forge_app.compaction._fit import CUT_MARKER, MIN_KEPT_CHARS, cut_to_fit, irreducible_parts
 from forge_domain import Compact, Context, TextMessage, ToolCall, ToolResult
 from forge_domain.testing import pattern_of
 from forge_domain.validation import find_violations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from forge_app.engines.guard import CompactionGuard
+from forge_app.compaction.llm._guard import CompactionGuard
 
 
 class Clock:

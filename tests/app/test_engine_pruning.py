@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_app.engines.boundaries import head_end, tail_start
-from forge_app.engines.pruning import PRUNED_MARKER, prune_tool_outputs
+from forge_app.compaction._boundaries import head_end, tail_start
+from forge_app.compaction._pruning import PRUNED_MARKER, prune_tool_outputs
 from forge_domain import Context, TextMessage, ToolCall, ToolResult
 from forge_domain.testing import pattern, pattern_of
 from forge_domain.validation import find_violations

@@ -7,10 +7,10 @@ import textwrap
 
 import pytest
 
-from forge_app.engines.frame import FrameEngine
-from forge_app.engines.llm import LLMEngine
-from forge_app.engines.registry import available_engines, resolve_engine
-from forge_app.engines.tiers import TieredEngine
+from forge_app.compaction._frame_engine import FrameEngine
+from forge_app.compaction._registry import available_engines, resolve_engine
+from forge_app.compaction._tiers import TieredEngine
+from forge_app.compaction.llm._engine import LLMEngine
 from forge_app.errors import EngineUnavailable, UnknownEngine
 from forge_domain import Agent, Compact, ContextEngine
 

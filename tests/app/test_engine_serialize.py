@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from inline_snapshot import snapshot
 
-from forge_app.engines.prompt import SECTIONS, summary_prompt
-from forge_app.engines.serialize import SerializationLimits, cut, serialize_message, serialize_span
+from forge_app.compaction.llm._prompt import SECTIONS, summary_prompt
+from forge_app.compaction.llm._serialize import (
+    SerializationLimits,
+    cut,
+    serialize_message,
+    serialize_span,
+)
 from forge_domain import ImagePart, Role, TextMessage, TextPart, ToolCall, ToolResult
 
 SMALL = SerializationLimits(

@@ -5,10 +5,10 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_app.compactor import Compactor
-from forge_app.engines.prompt import framed
-from forge_app.engines.span import find_span
-from forge_app.engines.splice import splice_summary
+from forge_app.compaction._compactor import Compactor
+from forge_app.compaction.llm._prompt import framed
+from forge_app.compaction.llm._span import find_span
+from forge_app.compaction.llm._splice import splice_summary
 from forge_domain import Compact, CompactionStrategy, Context, TextMessage
 from forge_domain.testing import pattern
 from forge_domain.validation import find_violations

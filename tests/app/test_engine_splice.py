@@ -6,14 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_app.engines.prompt import END_MARKER, SUMMARY_PREFIX, framed, summary_body
-from forge_app.engines.splice import (
+from forge_app.compaction.llm._prompt import END_MARKER, SUMMARY_PREFIX, framed, summary_body
+from forge_app.compaction.llm._splice import (
     STUB_RESULT,
     sanitize_tool_pairs,
     splice_summary,
 )
-from forge_app.reasoning import carry_reasoning
 from forge_domain import Context, Role, TextMessage, ToolResult
+from forge_domain.carry import carry_reasoning
 from forge_domain.testing import pattern, pattern_of
 from forge_domain.validation import find_violations
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from forge_app.compactor import is_summary_message
-from forge_app.engines.frame import FrameEngine
-from forge_app.engines.pruning import PRUNED_MARKER
-from forge_app.engines.tiers import TieredEngine
+from forge_app.compaction._compactor import is_summary_message
+from forge_app.compaction._frame_engine import FrameEngine
+from forge_app.compaction._pruning import PRUNED_MARKER
+from forge_app.compaction._tiers import TieredEngine
 from forge_domain import Context, TextMessage
 from forge_domain.validation import find_violations
 from tests.app.engine_sessions import coding_agent, coding_session

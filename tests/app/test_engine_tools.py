@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from forge_app.errors import ForgeAppError
-from forge_app.model import FunctionModel, ModelRequest, ModelResponse
-from forge_app.orchestrator import Orchestrator
-from forge_app.tools import Tool, ToolRegistry
+from forge_app.runtime._model import FunctionModel, ModelRequest, ModelResponse
+from forge_app.runtime._orchestrator import Orchestrator
+from forge_app.runtime._tools import Tool, ToolRegistry
 from forge_domain import Agent, JsonObject, TextMessage, ToolCall, ToolResult
 from tests.app.tiny_engine import TinyEngine
 

@@ -8,7 +8,7 @@ import jinja2
 import pytest
 
 from forge_app.errors import TemplateNotFound
-from forge_app.frame import (
+from forge_app.summary._frame import (
     SUMMARY_MARKER,
     TEMPLATE_NAME,
     SummaryFrame,

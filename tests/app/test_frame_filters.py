@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_app.frame import code, fence, oneline
+from forge_app.summary._frame import code, fence, oneline
 
 texts = st.text(alphabet=st.sampled_from(list("ab `\n\r\t\x0b\x0c\x1c\x85\u2028 "))) | st.text()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from forge_app.frame import TEMPLATE_NAME
+from forge_app.summary._frame import TEMPLATE_NAME
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,7 +39,7 @@ def test_installed_wheel_renders_with_the_packaged_template(wheel, tmp_path):
         archive.extractall(site)
     script = (
         f"import sys; sys.path.insert(0, {str(site)!r}); "
-        "import forge_app.frame as f; from forge_domain import ContextSummary; "
+        "import forge_app.summary._frame as f; from forge_domain import ContextSummary; "
         "print(f.default_template_dir()); "
         "assert f.is_summary_text(f.SummaryFrame().render(ContextSummary()))"
     )

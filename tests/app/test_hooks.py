@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from forge_app import hookspecs
-from forge_app.conversation import Conversation
-from forge_app.dispatch import Hooks, discover_plugins
 from forge_app.errors import HookFailed, PluginRejected
-from forge_app.events import EVENT_TYPES, EndEvent, StartEvent, TurnEndEvent
-from forge_app.hookspecs import hookimpl
+from forge_app.runtime import _hookspecs as hookspecs
+from forge_app.runtime._conversation import Conversation
+from forge_app.runtime._dispatch import Hooks, discover_plugins
+from forge_app.runtime._events import EVENT_TYPES, EndEvent, StartEvent, TurnEndEvent
+from forge_app.runtime._hookspecs import hookimpl
 from forge_domain import Agent, Context, PluginSelection
 from forge_domain.testing import pattern
 

@@ -5,19 +5,19 @@ from __future__ import annotations
 import pytest
 from structlog.testing import capture_logs
 
-from forge_app.conversation import Conversation
-from forge_app.dispatch import Hooks
 from forge_app.errors import ContextLengthExceeded
-from forge_app.events import (
+from forge_app.runtime._conversation import Conversation
+from forge_app.runtime._dispatch import Hooks
+from forge_app.runtime._events import (
     ContextOverflowEvent,
     EndEvent,
     RequestEvent,
     ResponseEvent,
     StartEvent,
 )
-from forge_app.hooks import CompactionHandler, LoggingPlugin
-from forge_app.hookspecs import hookimpl
-from forge_app.model import ModelRequest, ModelResponse
+from forge_app.runtime._hookspecs import hookimpl
+from forge_app.runtime._model import ModelRequest, ModelResponse
+from forge_app.runtime.plugins import CompactionHandler, LoggingPlugin
 from forge_domain import Agent, Compact, Context, TextMessage, Usage
 from forge_domain.testing import pattern, pattern_of
 from forge_domain.validation import find_violations

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import pytest
 import structlog
 
-from forge_app.logging import configure_logging
-from forge_app.model import FunctionModel, ModelRequest, ModelResponse
-from forge_app.orchestrator import Orchestrator
+from forge_app.runtime._logging import configure_logging
+from forge_app.runtime._model import FunctionModel, ModelRequest, ModelResponse
+from forge_app.runtime._orchestrator import Orchestrator
 from forge_domain import Agent, TextMessage, Usage
 from tests.app.tiny_engine import TinyEngine
 

@@ -7,9 +7,9 @@ import json
 import anyio
 import pytest
 
-from forge_app.engines.llm import LLMEngine
-from forge_app.engines.prompt import SUMMARY_PREFIX, VERIFIED_FACTS_HEADING, framed
-from forge_app.engines.registry import resolve_engine
+from forge_app.compaction._registry import resolve_engine
+from forge_app.compaction.llm._engine import LLMEngine
+from forge_app.compaction.llm._prompt import SUMMARY_PREFIX, VERIFIED_FACTS_HEADING, framed
 from forge_app.errors import EngineUnavailable, SummaryAuthFailed
 from forge_domain import Agent, Context, TextMessage, TokenCount, Usage
 from forge_domain.validation import find_violations

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from forge_app.errors import ContextLengthExceeded, ModelCallFailed, ProviderUnavailable
-from forge_app.model import FunctionModel, ModelRequest, ModelResponse, OpenAIChatModel
+from forge_app.runtime._model import FunctionModel, ModelRequest, ModelResponse, OpenAIChatModel
 from forge_domain import Agent, Context, TextMessage, ToolCall, ToolResult, Usage
 from tests.app.fake_openai_server import FakeOpenAIServer, Reply
 

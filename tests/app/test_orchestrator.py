@@ -7,10 +7,10 @@ import pytest
 from structlog.testing import capture_logs
 
 from forge_app.errors import ContextLengthExceeded, HookFailed, ProviderUnavailable, ToolFailed
-from forge_app.hookspecs import hookimpl
-from forge_app.model import FunctionModel, ModelRequest, ModelResponse
-from forge_app.orchestrator import Orchestrator, RetryPolicy
-from forge_app.tools import Tool, ToolRegistry
+from forge_app.runtime._hookspecs import hookimpl
+from forge_app.runtime._model import FunctionModel, ModelRequest, ModelResponse
+from forge_app.runtime._orchestrator import Orchestrator, RetryPolicy
+from forge_app.runtime._tools import Tool, ToolRegistry
 from forge_domain import Agent, Compact, PluginSelection, TextMessage, ToolCall, Usage
 from forge_domain.testing import pattern_of
 from forge_domain.validation import find_violations

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import anyio
 import pytest
 
-from forge_app.hookspecs import hookimpl
-from forge_app.model import OpenAIChatModel, request_messages
-from forge_app.orchestrator import Orchestrator, RetryPolicy
-from forge_app.tools import ToolRegistry
+from forge_app.runtime._hookspecs import hookimpl
+from forge_app.runtime._model import OpenAIChatModel, request_messages
+from forge_app.runtime._orchestrator import Orchestrator, RetryPolicy
+from forge_app.runtime._tools import ToolRegistry
 from forge_domain import Agent, Compact, Context, ContextMessage, TextMessage, ToolCall, ToolResult
 from forge_domain.validation import find_violations
 from tests.app.fake_openai_server import FakeOpenAIServer, Json, Reply

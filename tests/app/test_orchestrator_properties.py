@@ -6,7 +6,7 @@ import anyio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forge_app.replay import Replay
+from forge_app.runtime._replay import Replay
 from forge_domain import Agent, Compact, Context
 from forge_domain.testing import pattern
 from forge_domain.validation import find_violations

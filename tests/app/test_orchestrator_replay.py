@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from forge_app.agents import load_agent
-from forge_app.hookspecs import hookimpl
-from forge_app.replay import Replay, replay
+from forge_app.files._agents import load_agent
+from forge_app.runtime._hookspecs import hookimpl
+from forge_app.runtime._replay import Replay, replay
 from forge_domain import Agent, Compact, Context, Role
 from forge_domain.testing import pattern
 from forge_domain.validation import find_violations

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from forge_app.errors import ContextDoesNotFit
-from forge_app.hookspecs import hookimpl
-from forge_app.model import FunctionModel, ModelRequest, ModelResponse
-from forge_app.orchestrator import Orchestrator
-from forge_app.tools import Tool, ToolRegistry
+from forge_app.runtime._hookspecs import hookimpl
+from forge_app.runtime._model import FunctionModel, ModelRequest, ModelResponse
+from forge_app.runtime._orchestrator import Orchestrator
+from forge_app.runtime._tools import Tool, ToolRegistry
 from forge_domain import Agent, Compact, CompactionResult, Context, TextMessage, ToolCall
 from forge_domain.validation import find_violations
 

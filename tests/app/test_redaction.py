@@ -6,7 +6,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from forge_app.redaction import REDACTED, redact
+from forge_app.summary._redaction import REDACTED, redact
 
 CASES = [
     (

@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forge_app.frame import SummaryFrame
-from forge_app.summary_budget import (
+from forge_app.summary._budget import (
     COMMAND_LIMIT,
     MIN_TEXT_LIMIT,
     drop_oldest_narration,
@@ -18,6 +17,7 @@ from forge_app.summary_budget import (
     omission_note,
     truncate_text,
 )
+from forge_app.summary._frame import SummaryFrame
 from forge_domain import Role, Todo, TodoChange
 from forge_domain.summary import (
     ContextSummary,

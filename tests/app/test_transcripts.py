@@ -19,7 +19,7 @@ from forge_app.errors import (
     TranscriptError,
     TranscriptNotFound,
 )
-from forge_app.transcripts import (
+from forge_app.files._transcripts import (
     Transcript,
     layout_for,
     parse_transcript,

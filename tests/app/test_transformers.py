@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from forge_app.transformers import (
+from forge_app.summary.transformers import (
     DedupeRole,
     DropRole,
     KeepLastOperation,
     StripWorkingDir,
     SummaryTransformer,
 )
-from forge_app.transformers.keep_last_operation import aggregate_operations, operation_key
-from forge_app.transformers.strip_working_dir import strip_dir
+from forge_app.summary.transformers._keep_last_operation import aggregate_operations, operation_key
+from forge_app.summary.transformers._strip_working_dir import strip_dir
 from forge_domain import (
     ContextSummary,
     FetchTool,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_app.transformers import (
+from forge_app.summary.transformers import (
     DedupeRole,
     DropRole,
     KeepLastOperation,
@@ -14,8 +14,8 @@ from forge_app.transformers import (
     pipe,
     when,
 )
-from forge_app.transformers.keep_last_operation import aggregate_operations, operation_key
-from forge_app.transformers.strip_working_dir import strip_dir
+from forge_app.summary.transformers._keep_last_operation import aggregate_operations, operation_key
+from forge_app.summary.transformers._strip_working_dir import strip_dir
 from forge_domain import (
     ContextSummary,
     FileReadTool,

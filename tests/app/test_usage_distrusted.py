@@ -7,9 +7,9 @@ import dataclasses
 import pytest
 from structlog.testing import capture_logs
 
-from forge_app.hookspecs import hookimpl
-from forge_app.model import OpenAIChatModel
-from forge_app.orchestrator import Orchestrator
+from forge_app.runtime._hookspecs import hookimpl
+from forge_app.runtime._model import OpenAIChatModel
+from forge_app.runtime._orchestrator import Orchestrator
 from tests.app.fake_openai_server import FakeOpenAIServer, Json, Reply
 from tests.app.test_orchestrator_openai import SMALL, TOOLS, ToolSession
 

@@ -8,7 +8,7 @@ import inspect
 import pytest
 
 import forge_app
-import forge_app.transformers
+import forge_app.summary.transformers
 import forge_domain
 
 MODULES = [
@@ -17,13 +17,13 @@ MODULES = [
     (forge_domain, "forge_domain.todo"),
     (forge_domain, "forge_domain.tool_catalog"),
     (forge_domain, "forge_domain.tool_spec"),
-    (forge_app.transformers, "forge_app.transformers.base"),
-    (forge_app.transformers, "forge_app.transformers.dedupe_role"),
-    (forge_app.transformers, "forge_app.transformers.drop_role"),
-    (forge_app.transformers, "forge_app.transformers.keep_last_operation"),
-    (forge_app.transformers, "forge_app.transformers.strip_working_dir"),
-    (forge_app.transformers, "forge_app.transformers.summary"),
-    (forge_app, "forge_app.frame"),
+    (forge_app.summary.transformers, "forge_app.summary.transformers._base"),
+    (forge_app.summary.transformers, "forge_app.summary.transformers._dedupe_role"),
+    (forge_app.summary.transformers, "forge_app.summary.transformers._drop_role"),
+    (forge_app.summary.transformers, "forge_app.summary.transformers._keep_last_operation"),
+    (forge_app.summary.transformers, "forge_app.summary.transformers._strip_working_dir"),
+    (forge_app.summary.transformers, "forge_app.summary.transformers._summary"),
+    (forge_app, "forge_app.summary._frame"),
 ]
 
 
@@ -38,7 +38,7 @@ def test_public_classes_are_exported(package, module_name):
     assert classes - set(package.__all__) == set()
 
 
-@pytest.mark.parametrize("package", [forge_domain, forge_app, forge_app.transformers])
+@pytest.mark.parametrize("package", [forge_domain, forge_app, forge_app.summary.transformers])
 def test_all_names_resolve(package):
     missing = [name for name in package.__all__ if not hasattr(package, name)]
     assert missing == []

@@ -1,0 +1,297 @@
+"""The deterministic compactor: replace a span of a conversation with a structured summary.
+
+Steps of :meth:`Compactor.compact`:
+
+1. validate the input (invalid input raises, it is never repaired silently);
+2. choose the span with a :class:`CompactionStrategy`, extended back over earlier
+   summaries so they are folded into the new one instead of piling up;
+3. build a :class:`ContextSummary` of the span (droppable messages inside it are
+   left out), run the :class:`SummaryTransformer`, merge repeated operations into one
+   line each (with their counts), bound its texts, and render the frame within the
+   summary budget (``Compact.summary_budget``), dropping the oldest detail if needed;
+4. splice it in as one user message, carrying the span's last reasoning onto the
+   first surviving assistant message and its usage as ``span_usage``;
+5. when ``max_tokens`` is set and not met, shrink the retained tail, then the
+   summary's texts, until it fits or nothing is left to shrink;
+6. validate the output. Any failure raises :class:`CompactionFailed` and the input
+   context, being immutable, is exactly as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import jinja2
+from pydantic import ValidationError
+
+from forge_app.errors import CompactionFailed
+from forge_app.summary._budget import (
+    MIN_TEXT_LIMIT,
+    drop_oldest_narration,
+    fit_summary,
+    limit_texts,
+    longest_text,
+)
+from forge_app.summary._frame import SummaryFrame, is_summary_text
+from forge_app.summary.transformers import SummaryTransformer
+from forge_app.summary.transformers._keep_last_operation import aggregate_operations
+from forge_domain.carry import accumulated_usage, carry_reasoning
+from forge_domain.compact import Compact
+from forge_domain.context import Context
+from forge_domain.errors import ForgeDomainError
+from forge_domain.messages import ContextMessage, Role, TextMessage
+from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
+from forge_domain.strategy import CompactionStrategy
+from forge_domain.summary import ContextSummary
+from forge_domain.tool_catalog import ToolCatalog
+from forge_domain.validation import Violation, ensure_valid, find_violations
+
+SUMMARY_TEXT_LIMIT = 2_000
+"""Characters kept of any single text in a summary (longer texts are cut, visibly)."""
+SUMMARY_NARRATION_BUDGET = 16_000
+"""Characters of assistant text a summary keeps; the oldest beyond it are dropped, with a note."""
+_CHARS_PER_TOKEN = 4
+"""The token estimate's rule (``approx_tokens``): a token per four characters, rounded up."""
+
+
+def is_summary_message(message: ContextMessage) -> bool:
+    """Return True for a user message that holds an earlier compaction summary."""
+    return (
+        isinstance(message, TextMessage)
+        and message.role == Role.USER
+        and (message.summary_data is not None or is_summary_text(message.text))
+    )
+
+
+def _fold_start(context: Context, start: int) -> int:
+    """Move ``start`` back over the user messages before it when they include a summary."""
+    folded = start
+    index = start - 1
+    while index >= 0:
+        message = context[index]
+        if not isinstance(message, TextMessage) or message.role != Role.USER:
+            break
+        if is_summary_message(message):
+            folded = index
+        index -= 1
+    return folded
+
+
+def _splice_violations(compacted: Context, start: int) -> list[Violation]:
+    """The provider violations of ``compacted``, whose summary message is at ``start``.
+
+    Only the splice boundary is checked, because the input was validated in full
+    (:func:`ensure_valid`) and nothing else can have changed:
+
+    * the head (``compacted[:start]``) precedes the input's first assistant message
+      (spans start there, folded back only over user messages), so it holds no tool
+      calls and no tool results;
+    * the summary is one user message without tool calls; the template decides
+      whether it is empty, so it is checked;
+    * the tail is the input's suffix after the span, unchanged but for reasoning
+      carried onto its first assistant message; ``find_sequence_preserving_last_n``
+      never ends a span between a call and its results, so the tail does not start
+      with a tool result, and its calls, results and ids were valid in the input
+      (the head and the summary add no call ids it could collide with).
+
+    So ``find_violations`` runs on the head, the summary and the first message of
+    the tail (a tool result there would be reported as an orphan); that message is
+    left out when it carries tool calls, whose results follow it in the tail. The
+    whole output was checked before, at ~2.5 ms for a 2,000-message result.
+    """
+    window = list(compacted[: start + 2])
+    if len(window) == start + 2 and window[-1].has_tool_call():
+        window.pop()
+    return find_violations(Context(window))
+
+
+class Compactor:
+    """Compacts contexts according to one :class:`Compact` configuration."""
+
+    def __init__(
+        self,
+        compact: Compact,
+        *,
+        cwd: str | None = None,
+        template_dir: Path | None = None,
+        catalog: ToolCatalog | None = None,
+    ) -> None:
+        """Prepare a compactor.
+
+        Args:
+            compact: when and how much to compact.
+            cwd: working directory stripped from paths in the summary.
+            template_dir: a directory holding a custom ``forge-partial-summary-frame.md``.
+            catalog: how tool calls are classified (the built-in catalog when None).
+        """
+        self.config = compact
+        self.cwd = cwd
+        self._frame = SummaryFrame(template_dir)
+        self._catalog = catalog if catalog is not None else ToolCatalog.default()
+        self._transform = SummaryTransformer(cwd)
+
+    def automatic_strategy(self) -> CompactionStrategy:
+        """The strategy of automatic compaction: the more conservative of the two windows."""
+        evict = CompactionStrategy.evict(self.config.eviction_window)
+        return evict.max(CompactionStrategy.retain(self.config.retention_window))
+
+    def forced_strategy(self) -> CompactionStrategy:
+        """The strategy of a manual ``/compact``: everything but the retention window."""
+        return CompactionStrategy.retain(self.config.retention_window)
+
+    def compact(
+        self, context: Context, strategy: CompactionStrategy | None = None
+    ) -> CompactionOutcome:
+        """Compact ``context`` with ``strategy`` (the automatic one when None).
+
+        Raises:
+            InvalidTranscript: the input breaks provider rules (nothing is changed).
+            CompactionFailed: a step failed; the input is untouched.
+        """
+        ensure_valid(context)
+        chosen = strategy if strategy is not None else self.automatic_strategy()
+        try:
+            return self._compact_valid(context, chosen)
+        except (ForgeDomainError, ValidationError, jinja2.TemplateError) as exc:
+            raise CompactionFailed("summary", str(exc)) from exc
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _span(self, context: Context, retained: int) -> tuple[int, int] | None:
+        found = CompactionStrategy.retain(retained).eviction_range(context)
+        if found is None:
+            return None
+        start, end = found
+        return _fold_start(context, start), end
+
+    def _summary(
+        self, span: Sequence[ContextMessage], text_limit: int
+    ) -> tuple[ContextSummary, str]:
+        """The summary of ``span`` and its frame, within the summary budget when possible."""
+        earlier: list[TextMessage] = []  # summaries of earlier compactions, to fold
+        fresh: list[ContextMessage] = []
+        for message in span:
+            if message.droppable:
+                continue
+            if isinstance(message, TextMessage) and message.summary_data is not None:
+                earlier.append(message)
+            else:
+                fresh.append(message)
+        blocks = [
+            block
+            for message in earlier
+            for block in ContextSummary.model_validate(message.summary_data).blocks
+        ]
+        blocks.extend(ContextSummary.from_messages(fresh, self._catalog).blocks)
+        summary = aggregate_operations(self._transform(ContextSummary.of_blocks(blocks)))
+        summary = drop_oldest_narration(limit_texts(summary, text_limit), SUMMARY_NARRATION_BUDGET)
+        max_chars = self.config.summary_budget() * _CHARS_PER_TOKEN
+        return fit_summary(summary, self._frame.render, max_chars)
+
+    def _splice(self, context: Context, span: tuple[int, int], text_limit: int) -> Context:
+        start, end = span
+        messages = context[start : end + 1]
+        summary, frame = self._summary(messages, text_limit)
+        # Built from values produced just above, so pydantic's re-validation of the whole
+        # dumped summary tree (13% of a long compaction) is skipped.
+        summary_message = TextMessage.model_construct(
+            role=Role.USER,
+            content=frame,
+            span_usage=accumulated_usage(messages),
+            summary_data=summary.json_data(),
+        )
+        new = carry_reasoning(
+            [*context[:start], summary_message, *context[end + 1 :]], messages, after=start + 1
+        )
+        return Context(new, usage_floor=len(new))
+
+    def _compact_valid(self, context: Context, strategy: CompactionStrategy) -> CompactionOutcome:
+        max_tokens = self.config.max_tokens
+        retained = strategy.retained_count(context)
+        span = self._span(context, retained)
+        over_budget = max_tokens is not None and context.token_count_approx() > max_tokens
+        if span is None and not over_budget:
+            # The strategy keeps everything; only a budget that is not met asks for more.
+            return self._outcome(context, context, None, self._status(context, max_tokens))
+        compacted = self._splice(context, span, SUMMARY_TEXT_LIMIT) if span else None
+        status: BudgetStatus = "not_set"
+        if max_tokens is not None:
+            compacted, span, status = self._fit(context, compacted, span, retained, max_tokens)
+        if (
+            compacted is None
+            or span is None
+            or compacted.token_count_approx() >= context.token_count_approx()
+        ):
+            return self._outcome(context, context, None, self._status(context, max_tokens))
+        violations = _splice_violations(compacted, span[0])
+        if violations:
+            raise CompactionFailed("validate", "; ".join(str(v) for v in violations))
+        return self._outcome(context, compacted, span, status)
+
+    def _fit(
+        self,
+        context: Context,
+        compacted: Context | None,
+        span: tuple[int, int] | None,
+        retained: int,
+        max_tokens: int,
+    ) -> tuple[Context | None, tuple[int, int] | None, BudgetStatus]:
+        """Shrink the retained tail, then the summary's texts, until ``max_tokens`` is met.
+
+        ``compacted`` is None when the strategy's own span is empty (its retention
+        window covers everything); the tail then shrinks from there.
+        """
+        if compacted is not None and compacted.token_count_approx() <= max_tokens:
+            return compacted, span, "met"
+        best: tuple[Context, tuple[int, int]] | None = None
+        low, high = 0, retained - 1
+        while low <= high:  # the largest retained count whose compaction fits
+            middle = (low + high) // 2
+            candidate_span = self._span(context, middle)
+            if candidate_span is not None:
+                candidate = self._splice(context, candidate_span, SUMMARY_TEXT_LIMIT)
+                if candidate.token_count_approx() <= max_tokens:
+                    best = (candidate, candidate_span)
+                    low = middle + 1
+                    continue
+            high = middle - 1
+        if best is not None:
+            return best[0], best[1], "met"
+        widest = self._span(context, 0) or span
+        if widest is None:
+            return compacted, span, "exhausted"
+        widest_summary, _ = self._summary(context[widest[0] : widest[1] + 1], SUMMARY_TEXT_LIMIT)
+        limit = min(SUMMARY_TEXT_LIMIT, longest_text(widest_summary))
+        candidate = self._splice(context, widest, limit)
+        while limit > MIN_TEXT_LIMIT and candidate.token_count_approx() > max_tokens:
+            limit = max(MIN_TEXT_LIMIT, limit // 2)
+            candidate = self._splice(context, widest, limit)
+        status: BudgetStatus = (
+            "met" if candidate.token_count_approx() <= max_tokens else "exhausted"
+        )
+        return candidate, widest, status
+
+    @staticmethod
+    def _status(context: Context, max_tokens: int | None) -> BudgetStatus:
+        if max_tokens is None:
+            return "not_set"
+        return "met" if context.token_count_approx() <= max_tokens else "exhausted"
+
+    @staticmethod
+    def _outcome(
+        before: Context,
+        after: Context,
+        span: tuple[int, int] | None,
+        status: BudgetStatus,
+    ) -> CompactionOutcome:
+        result = CompactionResult(
+            original_tokens=int(before.token_count()),
+            compacted_tokens=int(after.token_count()),
+            original_messages=len(before),
+            compacted_messages=len(after),
+            compacted_range=span,
+            budget_status=status,
+            engine="frame",
+        )
+        return CompactionOutcome(context=after, result=result)

@@ -1,0 +1,148 @@
+"""The cheap tier: replace old tool outputs with one-line placeholders, no model involved.
+
+Outside the protected tail every tool result longer than a few lines has its
+content replaced by a line saying what was called, on what, how it went and
+how big the output was::
+
+    [tool output pruned: bash `pytest -x` -> failed, 4,812 chars]
+
+An output identical to an earlier one becomes a pointer to that earlier call.
+Every tool result message stays where it was (only its content changes), so
+call/result pairs remain valid; user messages and the protected tail are never
+touched.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from forge_app.compaction._messages import with_content
+from forge_app.summary._redaction import redact
+from forge_domain.context import Context
+from forge_domain.messages import ContextMessage, ImagePart, TextMessage, ToolCall, ToolResult
+
+__all__ = ["Pruned", "prune_tool_outputs"]
+
+PRUNED_MARKER = "[tool output pruned:"
+"""How every placeholder starts (a result that already starts so is left alone)."""
+MIN_PRUNED_CHARS = 200
+"""Outputs up to this many characters are kept: a placeholder would not be shorter."""
+_TARGET_KEYS = (
+    "command",
+    "cmd",
+    "file_path",
+    "path",
+    "filepath",
+    "filename",
+    "pattern",
+    "glob",
+    "query",
+    "url",
+    "question",
+    "name",
+    "agent_id",
+    "plan_name",
+)
+_TARGET_CHARS = 80
+
+
+@dataclass(frozen=True, slots=True)
+class Pruned:
+    """The context after pruning and what was pruned."""
+
+    context: Context
+    """The pruned context (the input itself when nothing was pruned)."""
+    indices: tuple[int, ...]
+    """Indices of the tool results whose content was replaced."""
+
+
+def call_target(call: ToolCall) -> str | None:
+    """The argument that says what a call acted on (command, path, pattern …), shortened."""
+    if not call.has_valid_arguments():
+        return None
+    arguments = call.parsed_arguments
+    if not isinstance(arguments, dict):
+        return None
+    value = next((arguments[key] for key in _TARGET_KEYS if key in arguments), None)
+    if value is None:
+        value = next((v for v in arguments.values() if isinstance(v, str) and v), None)
+    if value is None:
+        return None
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(redact(text).split()).replace("`", "'")
+    if len(text) > _TARGET_CHARS:
+        text = text[: _TARGET_CHARS - 1] + "…"
+    return text
+
+
+def describe_call(call: ToolCall | None, result: ToolResult) -> str:
+    """``name `target``` for the call that produced ``result`` (as much as is known)."""
+    name = call.name if call is not None else (result.name or "tool")
+    target = call_target(call) if call is not None else None
+    return f"{name} `{target}`" if target else name
+
+
+def _size(result: ToolResult) -> str:
+    chars = len(result.text)
+    images = (
+        0
+        if isinstance(result.content, str)
+        else sum(isinstance(part, ImagePart) for part in result.content)
+    )
+    size = f"{chars:,} chars"
+    return size if not images else f"{size}, {images} image{'s' if images > 1 else ''}"
+
+
+def placeholder(call: ToolCall | None, result: ToolResult) -> str:
+    """The one-line placeholder for a pruned result."""
+    outcome = "failed" if result.is_error else "ok"
+    return f"{PRUNED_MARKER} {describe_call(call, result)} -> {outcome}, {_size(result)}]"
+
+
+def duplicate_pointer(call: ToolCall | None, result: ToolResult, earlier_id: str) -> str:
+    """The placeholder for a result identical to the output of call ``earlier_id``."""
+    return (
+        f"{PRUNED_MARKER} {describe_call(call, result)} -> same output as call "
+        f"{earlier_id}, {_size(result)}]"
+    )
+
+
+def _is_prunable(result: ToolResult) -> bool:
+    if result.text.startswith(PRUNED_MARKER):
+        return False
+    has_images = not isinstance(result.content, str) and any(
+        isinstance(part, ImagePart) for part in result.content
+    )
+    return has_images or len(result.text) > MIN_PRUNED_CHARS
+
+
+def prune_tool_outputs(messages: Context | Sequence[ContextMessage], protect_from: int) -> Pruned:
+    """Replace the content of prunable tool results before index ``protect_from``.
+
+    A result whose text equals an earlier result's text points to that earlier
+    call instead of describing itself.
+    """
+    calls: dict[str, ToolCall] = {}
+    first_seen: dict[str, str] = {}
+    replaced: list[ContextMessage] = list(messages)
+    indices: list[int] = []
+    for index, message in enumerate(messages):
+        if isinstance(message, TextMessage):
+            calls.update((call.id, call) for call in message.tool_calls or ())
+            continue
+        earlier = first_seen.setdefault(message.text, message.call_id) if message.text else None
+        if index >= protect_from or not _is_prunable(message):
+            continue
+        call = calls.get(message.call_id)
+        if earlier is not None and earlier != message.call_id:
+            text = duplicate_pointer(call, message, earlier)
+        else:
+            text = placeholder(call, message)
+        replaced[index] = with_content(message, text)
+        indices.append(index)
+    if not indices:
+        context = messages if isinstance(messages, Context) else Context(messages)
+        return Pruned(context, ())
+    return Pruned(Context(replaced, usage_floor=len(replaced)), tuple(indices))

@@ -1,0 +1,104 @@
+"""Choosing a context engine by name: built-ins and the ``forge.engines`` entry points.
+
+An agent names its engine in ``compact.engine``. ``frame`` (deterministic, the
+default) and ``llm`` are built in; any installed distribution can add more by
+declaring an entry point in the ``forge.engines`` group whose object is a
+factory (usually the engine class) called as ``factory(agent, **options)``::
+
+    [project.entry-points."forge.engines"]
+    dag = "my_package.engine:DagEngine"
+
+Options a factory does not accept are not passed to it (so one set of options,
+``cwd=…, client=…``, serves every engine). Built-ins cannot be replaced by a
+plugin of the same name. Built-in engines run inside :class:`TieredEngine`
+(prune first, fall back last); plugin engines are returned as they are.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from functools import partial
+from importlib.metadata import EntryPoint, entry_points
+
+from forge_app.compaction._frame_engine import FrameEngine
+from forge_app.compaction._tiers import TieredEngine
+from forge_app.compaction.llm._engine import LLMEngine
+from forge_app.errors import EngineUnavailable, UnknownEngine
+from forge_domain.agent import Agent
+from forge_domain.engine import ContextEngine
+
+__all__ = ["ENTRY_POINT_GROUP", "available_engines", "resolve_engine"]
+
+ENTRY_POINT_GROUP = "forge.engines"
+"""The entry-point group third-party engines register in."""
+
+EngineFactory = Callable[..., ContextEngine]
+"""Builds an engine: ``factory(agent, **options)``."""
+
+
+def _tiered(inner: EngineFactory) -> EngineFactory:
+    def build(agent: Agent, **options: object) -> ContextEngine:
+        return _call(partial(TieredEngine, _call(inner, agent, options)), agent, options)
+
+    return build
+
+
+BUILT_IN: Mapping[str, EngineFactory] = {
+    "frame": _tiered(FrameEngine),
+    "llm": _tiered(LLMEngine),
+}
+"""The engines that ship with forge-compact."""
+
+
+def _accepted(factory: EngineFactory, options: Mapping[str, object]) -> dict[str, object]:
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):  # builtins without a signature: pass everything
+        return dict(options)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return dict(options)
+    names = {p.name for p in parameters if p.kind is not inspect.Parameter.POSITIONAL_ONLY}
+    return {key: value for key, value in options.items() if key in names}
+
+
+def _call(factory: EngineFactory, agent: Agent, options: Mapping[str, object]) -> ContextEngine:
+    return factory(agent, **_accepted(factory, options))
+
+
+def _plugins() -> dict[str, EntryPoint]:
+    found: dict[str, EntryPoint] = {}
+    for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(entry_point.name, entry_point)
+    return found
+
+
+def available_engines() -> tuple[str, ...]:
+    """Every engine name that can be selected, sorted."""
+    return tuple(sorted({*BUILT_IN, *_plugins()}))
+
+
+def resolve_engine(agent: Agent, **options: object) -> ContextEngine:
+    """Build the engine ``agent.compact.engine`` names.
+
+    Raises:
+        UnknownEngine: no built-in or installed engine has that name.
+        EngineUnavailable: the plugin could not be loaded or did not build an engine.
+    """
+    name = agent.compact.engine
+    built_in = BUILT_IN.get(name)
+    if built_in is not None:
+        return built_in(agent, **options)
+    entry_point = _plugins().get(name)
+    if entry_point is None:
+        raise UnknownEngine(name, available_engines())
+    try:
+        factory = entry_point.load()
+    except (ImportError, AttributeError) as exc:
+        raise EngineUnavailable(name, f"cannot load {entry_point.value}: {exc}") from exc
+    if not callable(factory):
+        raise EngineUnavailable(name, f"{entry_point.value} is not callable")
+    engine = _call(factory, agent, options)
+    if not isinstance(engine, ContextEngine):
+        raise EngineUnavailable(name, f"{entry_point.value} did not build a ContextEngine")
+    return engine

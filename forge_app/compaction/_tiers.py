@@ -1,0 +1,231 @@
+"""Compaction in tiers: prune, then summarise, then fall back — each only when needed.
+
+1. **Prune** (no model): old tool outputs outside the protected tail become
+   one-line placeholders, identical outputs become pointers.
+2. **Summarise**: the wrapped engine (``frame`` or ``llm``) replaces a span.
+   It reads the unpruned context, so a summariser sees real outputs rather
+   than placeholders; its result is pruned again afterwards.
+3. **Fall back**: the deterministic compactor with the budget as ``max_tokens``
+   and the manual strategy, which shrinks the retained tail and then the
+   summary's texts until the context fits.
+4. **Cut**: the largest texts left (tool outputs and assistant texts, then
+   other user texts) are cut to a common length with a visible marker; the
+   task (the last user message before the first assistant one) only to meet
+   the window, by the handler
+   (:func:`~forge_app.compaction._fit.cut_to_fit`).
+
+The budget is the target of :meth:`Compact.target_tokens`: ``(1 - headroom)``
+of the threshold (70% by default), or ``max_tokens`` when that is smaller, so
+the next compaction is many turns away. The retention and eviction windows
+choose the span as in forge; when honouring them would leave the context over
+the budget, the budget wins. A tier runs only when the tiers before it left the
+context over budget; when the context was within budget to begin with (another
+trigger fired, or a manual compaction) the summary tier always runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from forge_app.compaction._boundaries import tail_start
+from forge_app.compaction._compactor import Compactor
+from forge_app.compaction._fit import cut_to_fit
+from forge_app.compaction._pruning import Pruned, prune_tool_outputs
+from forge_domain.agent import Agent
+from forge_domain.context import Context
+from forge_domain.engine import ContextEngine
+from forge_domain.json import JsonObject
+from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
+from forge_domain.tool_catalog import ToolCatalog
+from forge_domain.usage import TokenCount, Usage
+
+__all__ = ["TieredEngine"]
+
+
+@runtime_checkable
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+def _to_original(
+    span: tuple[int, int], summarised: tuple[int, int] | None, shift: int
+) -> tuple[int, int]:
+    """A range of the context after the summary tier, in original indices.
+
+    Messages before the summary kept their index; the summary (or the message
+    it was merged into) and everything after it moved by ``shift``, the number
+    of messages the summary tier removed.
+    """
+    start, end = span
+    if summarised is None:
+        return start, end
+    first = summarised[0]
+    return (
+        start if start <= first else start + shift,
+        end if end < first else end + shift,
+    )
+
+
+class TieredEngine:
+    """Wraps a summarising engine in the prune tier and the fallback tier."""
+
+    def __init__(
+        self,
+        summary: ContextEngine,
+        agent: Agent,
+        *,
+        context_length: int | None = None,
+        cwd: str | None = None,
+        template_dir: Path | None = None,
+        catalog: ToolCatalog | None = None,
+        tail_ratio: float = 0.2,
+    ) -> None:
+        """Wrap ``summary`` (whose name this engine takes) for ``agent``."""
+        self.summary = summary
+        self.name = summary.name
+        self._agent = agent
+        self._cwd = cwd
+        self._template_dir = template_dir
+        self._catalog = catalog if catalog is not None else agent.tool_catalog()
+        self._tail_ratio = tail_ratio
+        self._set_threshold(context_length)
+
+    @property
+    def threshold(self) -> int:
+        """The token count at which automatic compaction fires."""
+        return self._threshold
+
+    @property
+    def budget(self) -> int:
+        """The most tokens a compacted context may hold (:meth:`Compact.target_tokens`)."""
+        return self._agent.compact.target_tokens(self._threshold)
+
+    def _set_threshold(self, context_length: int | None) -> None:
+        self._threshold = self._agent.compaction_threshold(context_length)
+
+    def _fits(self, context: Context) -> bool:
+        return int(context.token_count()) <= self.budget
+
+    # -- delegated ----------------------------------------------------------------------
+
+    def update_model(self, context_length: int | None) -> None:
+        """Recompute thresholds here and in the wrapped engine."""
+        self._set_threshold(context_length)
+        self.summary.update_model(context_length)
+
+    def update_from_response(self, usage: Usage) -> None:
+        """Forwarded to the wrapped engine."""
+        self.summary.update_from_response(usage)
+
+    def should_compress(self, context: Context, token_count: TokenCount) -> bool:
+        """Forwarded to the wrapped engine."""
+        return self.summary.should_compress(context, token_count)
+
+    def should_compress_preflight(self, context: Context) -> bool:
+        """Forwarded to the wrapped engine."""
+        return self.summary.should_compress_preflight(context)
+
+    def on_session_start(self, session_id: str) -> None:
+        """Forwarded to the wrapped engine."""
+        self.summary.on_session_start(session_id)
+
+    def on_session_end(self, session_id: str) -> None:
+        """Forwarded to the wrapped engine."""
+        self.summary.on_session_end(session_id)
+
+    def on_session_reset(self) -> None:
+        """Forwarded to the wrapped engine."""
+        self.summary.on_session_reset()
+
+    def tool_schemas(self) -> tuple[JsonObject, ...]:
+        """Forwarded to the wrapped engine."""
+        return self.summary.tool_schemas()
+
+    async def handle_tool_call(self, name: str, arguments: JsonObject) -> str:
+        """Forwarded to the wrapped engine."""
+        return await self.summary.handle_tool_call(name, arguments)
+
+    async def aclose(self) -> None:
+        """Release what the wrapped engine holds (the llm engine's HTTP client)."""
+        if isinstance(self.summary, _Closable):
+            await self.summary.aclose()
+
+    # -- the tiers ----------------------------------------------------------------------
+
+    async def compress(
+        self, context: Context, *, focus: str | None = None, force: bool = False
+    ) -> CompactionOutcome:
+        """Prune, summarise and fall back, stopping as soon as the context fits the budget.
+
+        The summary tier reads the unpruned context (a summariser should see the
+        real outputs, not placeholders); its result is pruned again afterwards.
+        """
+        pruned = self._prune(context)
+        if pruned.indices and not force and not self._fits(context) and self._fits(pruned.context):
+            span = (pruned.indices[0], pruned.indices[-1])
+            return self._outcome(context, pruned.context, [span], "prune", None)
+        outcome = await self.summary.compress(context, focus=focus, force=force)
+        summarised = outcome.result.compacted_range if outcome.changed() else None
+        engine = outcome.result.engine if summarised is not None else "prune"
+        ranges = [summarised] if summarised is not None else []
+        shift = len(context) - len(outcome.context)
+        repruned = self._prune(outcome.context)
+        if repruned.indices:
+            span = (repruned.indices[0], repruned.indices[-1])
+            ranges.append(_to_original(span, summarised, shift))
+        current = repruned.context
+        if not self._fits(current):
+            config = self._agent.compact.model_copy(
+                update={"max_tokens": self.budget, "token_threshold": self._threshold}
+            )
+            compactor = Compactor(
+                config, cwd=self._cwd, template_dir=self._template_dir, catalog=self._catalog
+            )
+            fallback = compactor.compact(
+                current, None if not force else compactor.forced_strategy()
+            )
+            if fallback.result.compacted_range is not None:
+                ranges.append(_to_original(fallback.result.compacted_range, summarised, shift))
+                current, engine = fallback.context, fallback.result.engine
+        if not self._fits(current):
+            cut = cut_to_fit(current, self.budget)
+            if cut.indices:
+                ranges.append(_to_original((cut.indices[0], cut.indices[-1]), summarised, shift))
+                current = cut.context
+        return self._outcome(context, current, ranges, engine, outcome.result)
+
+    def _prune(self, context: Context) -> Pruned:
+        protect = tail_start(
+            list(context),
+            lower=0,
+            min_messages=self._agent.compact.retention_window,
+            token_budget=int(self._threshold * self._tail_ratio),
+        )
+        return prune_tool_outputs(context, protect)
+
+    def _outcome(
+        self,
+        before: Context,
+        after: Context,
+        ranges: list[tuple[int, int]],
+        engine: str,
+        summary_result: CompactionResult | None,
+    ) -> CompactionOutcome:
+        max_tokens = self._agent.compact.max_tokens
+        status: BudgetStatus = "not_set"
+        if max_tokens is not None:
+            status = "met" if int(after.token_count()) <= max_tokens else "exhausted"
+        span = (min(s for s, _ in ranges), max(e for _, e in ranges)) if ranges else None
+        result = CompactionResult(
+            original_tokens=int(before.token_count()),
+            compacted_tokens=int(after.token_count()),
+            original_messages=len(before),
+            compacted_messages=len(after),
+            compacted_range=span,
+            budget_status=status,
+            engine=engine if span is not None else self.name,
+            summary_usage=summary_result.summary_usage if summary_result else None,
+            coverage=summary_result.coverage if summary_result else None,
+        )
+        return CompactionOutcome(context=after if span is not None else before, result=result)

@@ -1,0 +1,40 @@
+"""The files layer: agent definitions (YAML, Markdown) and transcript files, written atomically.
+
+Depends on ``forge_domain`` and ``forge_app.errors`` only.
+"""
+
+from forge_app.files._agents import (
+    AgentFile,
+    DeprecatedAgentSyntax,
+    default_agent,
+    load_agent,
+    load_agents,
+    parse_agent_markdown,
+    parse_agents,
+)
+from forge_app.files._transcripts import (
+    Transcript,
+    layout_for,
+    parse_transcript,
+    read_transcript,
+    write_bytes_atomic,
+    write_text_atomic,
+    write_transcript,
+)
+
+__all__ = [
+    "AgentFile",
+    "DeprecatedAgentSyntax",
+    "Transcript",
+    "default_agent",
+    "layout_for",
+    "load_agent",
+    "load_agents",
+    "parse_agent_markdown",
+    "parse_agents",
+    "parse_transcript",
+    "read_transcript",
+    "write_bytes_atomic",
+    "write_text_atomic",
+    "write_transcript",
+]

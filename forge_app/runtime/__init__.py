@@ -1,0 +1,90 @@
+"""The runtime layer: the agent loop, its model and tools, hooks and events, replay.
+
+Depends on the compaction layer (engines), the summary layer through it,
+``forge_domain`` and ``forge_app.errors``.
+"""
+
+from forge_app.runtime._conversation import Conversation
+from forge_app.runtime._dispatch import Hooks, NamedPlugin, discover_plugins
+from forge_app.runtime._events import (
+    CompactionEndEvent,
+    CompactionFailedEvent,
+    CompactionReason,
+    CompactionStartEvent,
+    CompactionSuspendedEvent,
+    ContextOverflowEvent,
+    EndEvent,
+    EndReason,
+    HookEvent,
+    RequestEvent,
+    ResponseEvent,
+    StartEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+    TurnEndEvent,
+)
+from forge_app.runtime._hookspecs import hookimpl, hookspec
+from forge_app.runtime._logging import configure_logging
+from forge_app.runtime._model import (
+    ChatModel,
+    FunctionModel,
+    ModelRequest,
+    ModelResponse,
+    OpenAIChatModel,
+    request_messages,
+)
+from forge_app.runtime._orchestrator import (
+    EngineFactory,
+    Orchestrator,
+    RetryPolicy,
+    default_engine,
+)
+from forge_app.runtime._replay import Replay, ReplayModel, ReplayTools, ReplayTurn, replay
+from forge_app.runtime._tools import EngineTools, Tool, ToolExecutor, ToolRegistry
+from forge_app.runtime.plugins import CompactionHandler, LoggingPlugin
+
+__all__ = [
+    "ChatModel",
+    "CompactionEndEvent",
+    "CompactionFailedEvent",
+    "CompactionHandler",
+    "CompactionReason",
+    "CompactionStartEvent",
+    "CompactionSuspendedEvent",
+    "ContextOverflowEvent",
+    "Conversation",
+    "EndEvent",
+    "EndReason",
+    "EngineFactory",
+    "EngineTools",
+    "FunctionModel",
+    "HookEvent",
+    "Hooks",
+    "LoggingPlugin",
+    "ModelRequest",
+    "ModelResponse",
+    "NamedPlugin",
+    "OpenAIChatModel",
+    "Orchestrator",
+    "Replay",
+    "ReplayModel",
+    "ReplayTools",
+    "ReplayTurn",
+    "RequestEvent",
+    "ResponseEvent",
+    "RetryPolicy",
+    "StartEvent",
+    "Tool",
+    "ToolCallEndEvent",
+    "ToolCallStartEvent",
+    "ToolExecutor",
+    "ToolRegistry",
+    "TurnEndEvent",
+    "configure_logging",
+    "default_engine",
+    "discover_plugins",
+    "hookimpl",
+    "hookspec",
+    "replay",
+    "request_messages",
+]

@@ -1,0 +1,330 @@
+"""The agent loop: request, response, tool calls, events — until a final answer.
+
+One :class:`Orchestrator` serves any number of conversations at once (run them
+in an anyio task group): it holds only immutable configuration, and each
+:class:`Conversation` carries its own context, hooks and compaction state.
+
+One turn::
+
+    request event        (preflight compaction may replace the context)
+    provider call        (transient errors retried with backoff and jitter;
+                          context_length_exceeded -> context_overflow event
+                          -> one retry with the compacted context)
+    append the assistant message with its usage
+    response event       (threshold compaction)
+    tool calls           (tool_call_start / tool_call_end around each)
+    append the results in one step
+    turn_end event
+
+No request over the model's window (``context_length``) is ever sent: the
+request hook compacts and cuts (see :class:`~forge_app.runtime.plugins.CompactionHandler`),
+and a context still over it stops the run with :class:`ContextDoesNotFit`.
+
+The run stops at an answer without tool calls or after ``agent.max_turns``
+provider calls. Whatever ends it (an answer, an error, a cancellation), the
+context is left provider-valid: calls that never got a result are answered
+with an error result before the ``end`` event.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+import anyio
+import structlog
+from pydantic import BaseModel, ConfigDict, Field
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_random_exponential,
+)
+
+from forge_app.compaction._fit import irreducible_parts
+from forge_app.errors import ContextDoesNotFit, ContextLengthExceeded, ProviderUnavailable
+from forge_app.runtime._call_ids import with_unique_call_ids
+from forge_app.runtime._conversation import Conversation
+from forge_app.runtime._dispatch import Hooks, NamedPlugin, discover_plugins
+from forge_app.runtime._events import (
+    ContextOverflowEvent,
+    EndEvent,
+    EndReason,
+    RequestEvent,
+    ResponseEvent,
+    StartEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+    TurnEndEvent,
+)
+from forge_app.runtime._model import ChatModel, ModelRequest, ModelResponse, OpenAIChatModel
+from forge_app.runtime._tools import EngineTools, ToolExecutor, ToolRegistry
+from forge_app.runtime.plugins import CompactionHandler, LoggingPlugin
+from forge_domain import Agent, Context, ContextEngine, ContextMessage, TextMessage, ToolResult
+
+EngineFactory = Callable[[Agent], ContextEngine]
+"""Builds a fresh engine for one conversation (engines keep per-conversation state)."""
+
+_log = structlog.get_logger("forge_app")
+
+
+def default_engine(agent: Agent) -> ContextEngine:
+    """The engine ``agent.compact.engine`` names (``frame`` unless configured)."""
+    from forge_app.compaction._registry import resolve_engine
+
+    return resolve_engine(agent)
+
+
+class RetryPolicy(BaseModel):
+    """How transient provider errors (429, 5xx, timeouts) are retried."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    attempts: int = Field(default=4, ge=1)
+    """Calls in total, the first one included."""
+    initial_delay: float = Field(default=0.5, ge=0.0)
+    """Scale of the exponential backoff, in seconds (full jitter)."""
+    max_delay: float = Field(default=8.0, ge=0.0)
+    """Longest wait between two calls, in seconds."""
+
+
+def _settle(conversation: Conversation) -> None:
+    """Answer the calls of a trailing assistant message that never got results."""
+    last = conversation.context.last_message()
+    if isinstance(last, TextMessage) and last.tool_calls:
+        conversation.append(
+            *(
+                ToolResult.failed(call.id, "the run stopped before this call ran", name=call.name)
+                for call in last.tool_calls
+            )
+        )
+
+
+class Orchestrator:
+    """Runs conversations of one agent against one model."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        model: ChatModel,
+        *,
+        tools: ToolExecutor | None = None,
+        plugins: Sequence[NamedPlugin] = (),
+        engine: EngineFactory = default_engine,
+        retry: RetryPolicy | None = None,
+        context_length: int | None = None,
+    ) -> None:
+        """Configure the loop.
+
+        Args:
+            agent: the agent definition (model, prompt, compaction, plugins, turn limit).
+            model: the provider.
+            tools: runs tool calls; a :class:`ToolRegistry` is narrowed to ``agent.tools``
+                when the agent lists any.
+            plugins: third-party plugins (e.g. :func:`discover_plugins`), shared by every
+                conversation; filtered by ``agent.plugins``.
+            engine: builds each conversation's context engine.
+            retry: backoff for transient provider errors.
+            context_length: the model's window (else ``agent.context_length``).
+        """
+        if isinstance(tools, ToolRegistry) and agent.tools:
+            tools = tools.only(agent.tools)
+        self.agent = agent
+        self.model = model
+        self.tools: ToolExecutor = tools if tools is not None else ToolRegistry()
+        self.plugins = tuple(plugins)
+        self.engine = engine
+        self.retry = retry or RetryPolicy()
+        self.context_length = context_length if context_length is not None else agent.context_length
+
+    @classmethod
+    def for_agent(
+        cls,
+        agent: Agent,
+        *,
+        tools: ToolExecutor | None = None,
+        engine: EngineFactory = default_engine,
+        retry: RetryPolicy | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> Orchestrator:
+        """Production wiring: the agent's OpenAI-compatible model and the installed plugins.
+
+        The model comes from :meth:`OpenAIChatModel.for_agent` (agent fields, else the
+        ``OPENAI_*`` variables of ``environ``); plugins from the ``forge.hooks`` entry points.
+        """
+        model = OpenAIChatModel.for_agent(agent, environ=environ)
+        return cls(
+            agent, model, tools=tools, plugins=discover_plugins(), engine=engine, retry=retry
+        )
+
+    # -- conversations -------------------------------------------------------------------
+
+    def open(
+        self,
+        start: str | Context | Iterable[ContextMessage],
+        *,
+        conversation_id: str | None = None,
+    ) -> Conversation:
+        """A new conversation; a string becomes the agent's system prompt plus a user message."""
+        if isinstance(start, str):
+            messages: list[ContextMessage] = []
+            if self.agent.system_prompt:
+                messages.append(TextMessage.system(self.agent.system_prompt))
+            messages.append(TextMessage.user(start))
+            context = Context(messages)
+        elif isinstance(start, Context):
+            context = start
+        else:
+            context = Context(start)
+        engine = self.engine(self.agent)
+        handler = CompactionHandler(engine, self.agent, context_length=self.context_length)
+        hooks = Hooks(
+            builtins=[(LoggingPlugin.name, LoggingPlugin()), (CompactionHandler.name, handler)],
+            plugins=self.plugins,
+            selection=self.agent.plugins,
+        )
+        return Conversation(
+            id=conversation_id or uuid.uuid4().hex[:12],
+            agent=self.agent,
+            context=context,
+            hooks=hooks,
+            tools=EngineTools(self.tools, engine) if engine.tool_schemas() else None,
+        )
+
+    async def chat(
+        self, prompt: str | Context, *, conversation_id: str | None = None
+    ) -> Conversation:
+        """Open a conversation and run it to the end."""
+        conversation = self.open(prompt, conversation_id=conversation_id)
+        await self.run(conversation)
+        return conversation
+
+    async def run(self, conversation: Conversation) -> EndReason:
+        """Run the loop on ``conversation`` until an answer or the turn limit."""
+        hooks = conversation.hooks
+        reason: EndReason = "error"
+        await hooks.dispatch(StartEvent(conversation=conversation))
+        try:
+            reason = await self._loop(conversation)
+        except anyio.get_cancelled_exc_class():
+            reason = "cancelled"
+            raise
+        finally:
+            _settle(conversation)
+            with anyio.CancelScope(shield=True):
+                await hooks.dispatch(EndEvent(conversation=conversation, reason=reason))
+        return reason
+
+    # -- the loop ------------------------------------------------------------------------
+
+    async def _loop(self, conversation: Conversation) -> EndReason:
+        for number in range(1, conversation.agent.max_turns + 1):
+            if await self.turn(conversation, number):
+                return "final_answer"
+        return "max_turns"
+
+    async def turn(self, conversation: Conversation, number: int) -> bool:
+        """Run one turn (request, response, tool calls); True when the model gave its answer.
+
+        :meth:`run` calls this in a loop between the ``start`` and ``end`` events;
+        drivers such as :mod:`forge_app.runtime._replay` call it directly.
+        """
+        hooks = conversation.hooks
+        await hooks.dispatch(RequestEvent(conversation=conversation, turn=number))
+        request, response = await self._call(conversation, number)
+        conversation.turns += 1
+        if response.usage is not None:
+            conversation.usage = conversation.usage.accumulate(response.usage)
+        response = with_unique_call_ids(conversation, response)
+        conversation.append(response.message)
+        context = conversation.context
+        if response.usage is not None and context.distrusted_usage_index() == len(context) - 1:
+            _log.warning(
+                "usage_distrusted",
+                conversation_id=conversation.id,
+                reported=response.usage.total_tokens.value,
+                estimate=context.token_count_approx(),
+            )
+        await hooks.dispatch(
+            ResponseEvent(
+                conversation=conversation, turn=number, request=request, response=response
+            )
+        )
+        calls = response.message.tool_calls or ()
+        results: list[ToolResult] = []
+        for call in calls:
+            await hooks.dispatch(
+                ToolCallStartEvent(conversation=conversation, turn=number, call=call)
+            )
+            result = await (conversation.tools or self.tools).execute(call)
+            await hooks.dispatch(
+                ToolCallEndEvent(conversation=conversation, turn=number, call=call, result=result)
+            )
+            results.append(result)
+        if results:
+            conversation.append(*results)
+        await hooks.dispatch(TurnEndEvent(conversation=conversation, turn=number))
+        return not calls
+
+    async def _call(
+        self, conversation: Conversation, turn: int
+    ) -> tuple[ModelRequest, ModelResponse]:
+        """One provider call; a context overflow gets one retry after the plugins reacted."""
+        overflowed = False
+        while True:
+            self._ensure_fits(conversation)
+            request = ModelRequest.of(
+                conversation.context,
+                model=conversation.agent.model,
+                tools=(conversation.tools or self.tools).schemas(),
+            )
+            try:
+                return request, await self._complete(conversation, request)
+            except ContextLengthExceeded as exc:
+                if overflowed:
+                    raise
+                overflowed = True
+                before = conversation.context
+                await conversation.hooks.dispatch(
+                    ContextOverflowEvent(conversation=conversation, turn=turn, error=exc)
+                )
+                if conversation.context is before:
+                    raise
+
+    def _ensure_fits(self, conversation: Conversation) -> None:
+        """Refuse to send a context over the model's window (the request hook had its chance).
+
+        Raises:
+            ContextDoesNotFit: naming the parts that could not be shrunk.
+        """
+        window = self.context_length
+        tokens = int(conversation.context.token_count())
+        if window is not None and tokens > window:
+            raise ContextDoesNotFit(tokens, window, irreducible_parts(conversation.context))
+
+    async def _complete(self, conversation: Conversation, request: ModelRequest) -> ModelResponse:
+        policy = self.retry
+
+        def log_retry(state: RetryCallState) -> None:
+            outcome = state.outcome
+            error = outcome.exception() if outcome is not None else None
+            _log.warning(
+                "model_call_retried",
+                conversation_id=conversation.id,
+                attempt=state.attempt_number,
+                error=str(error),
+            )
+
+        retrying = AsyncRetrying(
+            stop=stop_after_attempt(policy.attempts),
+            wait=wait_random_exponential(multiplier=policy.initial_delay, max=policy.max_delay),
+            retry=retry_if_exception_type(ProviderUnavailable),
+            sleep=anyio.sleep,
+            before_sleep=log_retry,
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                return await self.model.complete(request)
+        raise AssertionError("tenacity stops by raising")  # pragma: no cover

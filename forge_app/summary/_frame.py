@@ -1,0 +1,133 @@
+"""Render a :class:`~forge_domain.ContextSummary` as the Markdown frame that replaces the span.
+
+The template is Jinja2, rendered without HTML escaping and with ``StrictUndefined``
+(a typo in a custom template fails loudly instead of printing nothing). Conversation
+text reaches the template only as data, so ``{{ … }}`` or ``{% … %}`` inside a
+message is printed literally; fences grow longer than any backtick run they enclose.
+
+The default template ships in the wheel as ``forge_app/_templates`` and is read
+from the repository's top-level ``templates/`` in a source checkout.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import jinja2
+
+from forge_app.errors import TemplateNotFound
+from forge_domain.summary import ContextSummary
+
+__all__ = [
+    "SUMMARY_MARKER",
+    "TEMPLATE_NAME",
+    "SummaryFrame",
+    "default_template_dir",
+    "is_summary_text",
+]
+
+TEMPLATE_NAME = "forge-partial-summary-frame.md"
+"""The file name of the summary template, in the default or a user template directory."""
+
+SUMMARY_MARKER = (
+    "This message is the authoritative record of earlier work in this conversation, "
+    "condensed by forge-compact."
+)
+"""The first line of every frame rendered by the default template."""
+
+_BACKTICKS = re.compile(r"`+")
+
+
+def is_summary_text(text: str) -> bool:
+    """Return True when ``text`` is a frame rendered by the default template."""
+    return text.lstrip().startswith(SUMMARY_MARKER)
+
+
+def _longest_backtick_run(text: str) -> int:
+    if "`" not in text:  # most texts: no regex scan, no generator
+        return 0
+    return max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+
+
+def fence(text: str, minimum: int = 3) -> str:
+    """``text`` as a fenced code block whose fence is longer than any backtick run inside."""
+    marks = "`" * max(minimum, _longest_backtick_run(text) + 1)
+    return f"{marks}\n{text}\n{marks}"
+
+
+def oneline(text: str) -> str:
+    """``text`` with its line breaks folded into single spaces."""
+    if text.isprintable():  # no line break of any kind (every one is unprintable): one line
+        return text.strip()
+    parts = text.splitlines()
+    if len(parts) <= 1:  # one line: folding it is stripping it
+        return text.strip()
+    return " ".join(part.strip() for part in parts if part.strip()) or text.strip()
+
+
+@lru_cache(maxsize=4096)
+def code(text: str) -> str:
+    """``text`` on one line as an inline code span that backticks inside cannot close.
+
+    Cached: a summary names the same paths and commands again and again.
+    """
+    flat = oneline(text)
+    marks = "`" * (_longest_backtick_run(flat) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{marks}{pad}{flat}{pad}{marks}"
+
+
+def default_template_dir() -> Path:
+    """Where the bundled template lives: inside the installed package, else the checkout.
+
+    Raises:
+        TemplateNotFound: when neither location holds the template.
+    """
+    packaged = resources.files("forge_app") / "_templates"
+    if isinstance(packaged, Path) and (packaged / TEMPLATE_NAME).is_file():
+        return packaged
+    checkout = Path(__file__).resolve().parents[2] / "templates"
+    if (checkout / TEMPLATE_NAME).is_file():
+        return checkout
+    raise TemplateNotFound(checkout, TEMPLATE_NAME)
+
+
+class SummaryFrame:
+    """Renders summaries with ``forge-partial-summary-frame.md`` from ``template_dir``."""
+
+    def __init__(self, template_dir: Path | None = None) -> None:
+        """Load the template now, so a missing one fails before any compaction.
+
+        Args:
+            template_dir: a directory holding ``forge-partial-summary-frame.md``;
+                None uses the bundled template.
+
+        Raises:
+            TemplateNotFound: the directory or the template file does not exist.
+            jinja2.TemplateSyntaxError: the template is not valid Jinja2.
+        """
+        directory = default_template_dir() if template_dir is None else Path(template_dir)
+        if not (directory / TEMPLATE_NAME).is_file():
+            raise TemplateNotFound(directory, TEMPLATE_NAME)
+        self.template_dir = directory
+        environment = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(directory),
+            autoescape=False,
+            undefined=jinja2.StrictUndefined,
+            keep_trailing_newline=True,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        environment.filters.update(fence=fence, code=code, oneline=oneline)
+        self._template = environment.get_template(TEMPLATE_NAME)
+
+    def render(self, summary: ContextSummary) -> str:
+        """The Markdown frame for ``summary``.
+
+        Raises:
+            jinja2.UndefinedError: a custom template uses a name that does not exist.
+        """
+        return self._template.render(marker=SUMMARY_MARKER, summary=summary)
