@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from forge_app.cli import batch, compact, demo, replay, run, validate
+from forge_app.cli import batch, compact, demo, eval, replay, run, validate
 from forge_app.cli.console import fail
 from forge_app.errors import CompactionFailed, ForgeAppError, ModelCallFailed
 from forge_app.runtime._logging import configure_logging
@@ -69,6 +69,7 @@ app.command("validate")(validate.validate_command)
 app.command("batch")(batch.batch_command)
 app.command("run")(run.run_command)
 app.command("demo")(demo.demo_command)
+app.command("eval")(eval.eval_command)
 
 DEBUG_FLAG = "--debug"
 

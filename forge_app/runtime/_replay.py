@@ -49,10 +49,10 @@ class ReplayModel:
         self._queue = deque(responses)
         self.recorded_usage = True
         """Serve the recorded usage (turned off once the conversation diverged)."""
-        self.measure: Callable[[], TokenCount] | None = None
-        """Measures the context being sent; each request's size goes to ``sent``."""
-        self.sent: list[TokenCount] = []
-        """Sizes of the requests served so far, in order."""
+        self.observe: Callable[[], Context] | None = None
+        """Gives the context being sent; each one goes to ``sent``."""
+        self.sent: list[Context] = []
+        """The contexts of the requests served so far, in order."""
 
     def remaining(self) -> int:
         """Responses not served yet."""
@@ -62,8 +62,8 @@ class ReplayModel:
         """The next recorded assistant message."""
         if not self._queue:
             raise ModelCallFailed(request.model, "the recording has no response left")
-        if self.measure is not None:
-            self.sent.append(self.measure())
+        if self.observe is not None:
+            self.sent.append(self.observe())
         message = self._queue.popleft()
         if not self.recorded_usage and message.usage is not None:
             message = message.model_copy(update={"usage": None})
@@ -172,7 +172,7 @@ class Replay:
             Context(self.transcript[: self._start])
         )
         """The replayed conversation; its context is the compacted result at the end."""
-        self.model.measure = lambda: self.conversation.context.token_count()
+        self.model.observe = lambda: self.conversation.context
 
     async def turns(self) -> AsyncIterator[ReplayTurn]:
         """Replay every recorded turn, yielding the state after each."""
@@ -209,7 +209,7 @@ class Replay:
                 turn=number,
                 messages=len(context),
                 tokens=context.token_count(),
-                request_tokens=max(self.model.sent[sent:], key=int),
+                request_tokens=max((c.token_count() for c in self.model.sent[sent:]), key=int),
                 recorded_messages=len(recorded),
                 recorded_tokens=recorded.token_count_approx(),
                 compactions=self._recorder.drain(),

@@ -1,0 +1,146 @@
+"""``evaluate``: replay a session under an agent and measure what the promise is worth.
+
+One replay (the real orchestrator, handler and engine; each recorded response
+served in turn) of a transcript under an agent with a given window, and:
+
+- validity of the final context (``find_violations``);
+- the peak request as a fraction of the window and of the threshold;
+- compactions, ineffective ones, the largest summary;
+- retention of the session's facts in the final context (:mod:`._facts`);
+- prompt tokens billed with a prompt cache, with and without compaction
+  (:mod:`._cost`), and what a summarising model was sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, ConfigDict
+
+from forge_app.compaction import is_summary_message
+from forge_app.errors import ContextDoesNotFit
+from forge_app.evaluation._cost import prompt_cost
+from forge_app.evaluation._facts import extract_facts
+from forge_app.evaluation._retention import retention
+from forge_app.runtime import Replay, hookimpl
+from forge_domain import Agent, CompactionResult, Context, ContextMessage, Role
+from forge_domain.validation import find_violations
+
+__all__ = ["SessionEval", "evaluate"]
+
+
+class SessionEval(BaseModel):
+    """The figures of one session replayed under one agent and window."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    session: str
+    window: int
+    threshold: int
+    turns: int
+    valid: bool
+    """The final context breaks no provider rule."""
+    stopped: str | None
+    """Why the replay stopped early (a context that cannot fit), None when it ran through."""
+    peak_request: int
+    compactions: int
+    ineffective: int
+    largest_summary: int
+    summary_calls: int
+    """Calls to a summarising model (``llm`` engine)."""
+    summary_prompt_tokens: int
+    """Prompt tokens those calls used."""
+    task: tuple[int, int]
+    asks: tuple[int, int]
+    modified_paths: tuple[int, int]
+    failures: tuple[int, int]
+    last_error: tuple[int, int]
+    billed: float
+    """Prompt tokens billed over the session with compaction (cache discount applied)."""
+    billed_uncompacted: float
+    """The same without compaction (every request is the recording so far)."""
+
+
+@dataclass
+class _Watch:
+    name: str = "evaluation"
+    results: list[CompactionResult] = field(default_factory=list)
+    ineffective: int = 0
+
+    @hookimpl
+    def forge_on_compaction_end(self, result: CompactionResult) -> None:
+        if result.compacted_range is not None:
+            self.results.append(result)
+
+    @hookimpl
+    def forge_on_compaction_suspended(self) -> None:
+        self.ineffective += 1
+
+
+def _largest_summary(contexts: Sequence[Context]) -> int:
+    seen: set[int] = set()
+    largest = 0
+    for context in contexts:
+        for message in context:
+            if id(message) not in seen and is_summary_message(message):
+                seen.add(id(message))
+                largest = max(largest, message.approx_tokens)
+    return largest
+
+
+def _uncompacted_requests(transcript: Sequence[ContextMessage]) -> list[tuple[ContextMessage, ...]]:
+    """The requests a run without compaction sends: the recording up to each response."""
+    return [
+        tuple(transcript[:index])
+        for index, message in enumerate(transcript)
+        if message.has_role(Role.ASSISTANT) and index > 0
+    ]
+
+
+async def evaluate(
+    transcript: Context | Sequence[ContextMessage],
+    agent: Agent,
+    *,
+    window: int,
+    session: str = "session",
+    cache_discount: float = 0.1,
+) -> SessionEval:
+    """Replay ``transcript`` under ``agent`` with a ``window``-token model and measure it."""
+    messages = tuple(transcript)
+    watch = _Watch()
+    replay = Replay(messages, agent, plugins=[(watch.name, watch)], context_length=window)
+    turns = 0
+    stopped: str | None = None
+    try:
+        async for turn in replay.turns():
+            turns = turn.turn
+    except ContextDoesNotFit as exc:
+        stopped = f"turn {turns + 1}: {exc}"
+    sent = replay.model.sent
+    final = replay.conversation.context
+    kept = retention(extract_facts(messages), final)
+    usage = [r.summary_usage for r in watch.results if r.summary_usage is not None]
+    return SessionEval(
+        session=session,
+        window=window,
+        threshold=agent.compaction_threshold(window),
+        turns=turns,
+        valid=not find_violations(final),
+        stopped=stopped,
+        peak_request=max((int(c.token_count()) for c in sent), default=0),
+        compactions=len(watch.results),
+        ineffective=watch.ineffective,
+        largest_summary=_largest_summary([*sent, final]),
+        summary_calls=len(usage),
+        summary_prompt_tokens=sum(int(u.prompt_tokens) for u in usage),
+        task=kept.task,
+        asks=kept.asks,
+        modified_paths=kept.modified_paths,
+        failures=kept.failures,
+        last_error=kept.last_error,
+        billed=prompt_cost([tuple(c) for c in sent], discount=cache_discount).billed,
+        billed_uncompacted=prompt_cost(
+            _uncompacted_requests(messages), discount=cache_discount
+        ).billed,
+    )
