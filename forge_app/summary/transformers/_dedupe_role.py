@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from forge_domain.messages import Role
-from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem
+from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, TextItem
 
 
 @dataclass(frozen=True)
@@ -45,9 +45,16 @@ def _folded(role: Role, run: list[SummaryBlock]) -> SummaryBlock:
     """One block of the run's distinct items, in order (the block itself when it is alone
     and has no repeats: the common case, a single message between two assistant turns)."""
     items: list[SummaryItem] = []
+    seen: set[str] = set()  # one key per distinct item: a list scan made long runs quadratic
     for block in run:
-        items.extend(item for item in block.contents if item not in items)
+        for item in block.contents:
+            if isinstance(item, TextItem) and not item.omitted:
+                key = item.text
+            else:
+                key = item.model_dump_json()
+            if key not in seen:
+                seen.add(key)
+                items.append(item)
     if len(run) == 1 and len(items) == len(run[0].contents):
         return run[0]
-    # Items taken from validated blocks: nothing to re-validate.
-    return SummaryBlock.of_items(role, tuple(items))
+    return SummaryBlock(role=role, contents=tuple(items))
