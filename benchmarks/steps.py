@@ -35,7 +35,7 @@ STEPS = (
     ("transformers", "drop, dedupe, keep-last-operation, strip cwd, aggregate operations"),
     ("budgets", "text limits and narration budget"),
     ("render", "the Jinja frame, fitted to the summary budget (render, cut, re-render)"),
-    ("summary_data", "ContextSummary.json_data"),
+    ("summary_data", 'ContextSummary.model_dump(mode="json")'),
     ("splice", "usage, reasoning carry, new Context"),
 )
 
@@ -84,12 +84,12 @@ def replay_compaction(compactor: Compactor, context: Context, timed: Timer[objec
     fitted = timed("render", lambda: fit_summary(summary, compactor._frame.render, max_chars))
     assert isinstance(fitted, tuple)
     summary, text = fitted
-    data = timed("summary_data", summary.json_data)
+    data = timed("summary_data", lambda: summary.model_dump(mode="json"))
     assert isinstance(text, str)
     assert isinstance(data, dict)
 
     def splice() -> Context:
-        message = TextMessage.model_construct(
+        message = TextMessage(
             role=Role.USER,
             content=text,
             span_usage=accumulated_usage(messages),

@@ -25,15 +25,29 @@
     ├── UnknownEngine         ``compact.engine`` names no built-in or installed engine
     ├── EngineUnavailable     an engine cannot be built from the agent (missing model …)
     └── (more leaves are added by the engines and CLI modules)
+
+Each class carries ``exit_code``, the status ``forge-compact`` exits with when
+the error ends a command: ``1`` when the job ran and could not complete
+(``CompactionFailed``, ``ModelCallFailed`` and its leaves), ``2`` for bad input
+or configuration (everything else).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
+
+BAD_INPUT = 2
+"""Exit status of bad input or configuration: a file, an agent, an option."""
+JOB_FAILED = 1
+"""Exit status of a job that ran and could not complete."""
 
 
 class ForgeAppError(Exception):
     """Root of every error raised by ``forge_app``."""
+
+    exit_code: ClassVar[int] = BAD_INPUT
+    """The command line's exit status when this error ends a command."""
 
 
 class TemplateNotFound(ForgeAppError, FileNotFoundError):
@@ -50,6 +64,8 @@ class CompactionFailed(ForgeAppError):
 
     ``stage`` names the step that failed (``summary``, ``render``, ``validate`` …).
     """
+
+    exit_code = JOB_FAILED
 
     def __init__(self, stage: str, problem: str) -> None:
         self.stage = stage
@@ -124,6 +140,8 @@ class ModelCallFailed(ForgeAppError):
 
     ``model`` is the model id, ``status`` the HTTP status when there was one.
     """
+
+    exit_code = JOB_FAILED
 
     def __init__(self, model: str | None, problem: str, status: int | None = None) -> None:
         self.model = model

@@ -9,7 +9,12 @@ from forge_domain.agent import (
 from forge_domain.carry import accumulated_usage, carry_reasoning
 from forge_domain.compact import Compact, Percentage
 from forge_domain.context import Context
-from forge_domain.engine import ContextEngine
+from forge_domain.engine import (
+    BaseContextEngine,
+    CompactionMode,
+    ContextEngine,
+    compaction_outcome,
+)
 from forge_domain.errors import (
     ForgeDomainError,
     InvalidArguments,
@@ -19,7 +24,7 @@ from forge_domain.errors import (
     InvalidToolSpec,
     InvalidTranscript,
 )
-from forge_domain.json import JsonObject, JsonValue, parse_json
+from forge_domain.json import JsonObject, JsonValue
 from forge_domain.messages import (
     Content,
     ContentPart,
@@ -52,6 +57,8 @@ from forge_domain.summary import (
     ToolCallItem,
 )
 from forge_domain.summary_tools import (
+    FILE_CHANGING_KINDS,
+    TOOL_KIND_TABLE,
     TOOL_KINDS,
     FetchTool,
     FileReadTool,
@@ -72,6 +79,8 @@ from forge_domain.summary_tools import (
     TodoReadTool,
     TodoWriteTool,
     ToolKind,
+    ToolKindDefinition,
+    ToolReading,
     UndoTool,
 )
 from forge_domain.todo import Todo, TodoChange, TodoStatus
@@ -88,11 +97,15 @@ from forge_domain.validation import Dialect, Violation, ensure_valid, find_viola
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_THRESHOLD_PERCENTAGE",
+    "FILE_CHANGING_KINDS",
     "TOOL_KINDS",
+    "TOOL_KIND_TABLE",
     "Agent",
+    "BaseContextEngine",
     "BudgetStatus",
     "CallClassifier",
     "Compact",
+    "CompactionMode",
     "CompactionOutcome",
     "CompactionResult",
     "CompactionStrategy",
@@ -152,6 +165,8 @@ __all__ = [
     "ToolCallItem",
     "ToolCatalog",
     "ToolKind",
+    "ToolKindDefinition",
+    "ToolReading",
     "ToolResult",
     "ToolSpec",
     "UndoTool",
@@ -159,6 +174,7 @@ __all__ = [
     "Violation",
     "accumulated_usage",
     "carry_reasoning",
+    "compaction_outcome",
     "content_text",
     "ensure_valid",
     "find_sequence_preserving_last_n",
@@ -169,6 +185,5 @@ __all__ = [
     "message_from_openai",
     "message_to_openai",
     "output_reports_failure",
-    "parse_json",
     "validate_percentage",
 ]

@@ -5,16 +5,42 @@ engine ``frame`` is deterministic; ``llm`` asks a model for the summary; third
 parties register more through the ``forge.engines`` entry-point group. Engines
 may keep state per session (cooldowns, the previous summary); they never
 mutate a :class:`Context` in place.
+
+Two ways to write one:
+
+- subclass :class:`BaseContextEngine`: set ``name`` and implement
+  :meth:`~BaseContextEngine.compress`; every other member has a default (the
+  agent's triggers against its safety threshold, no tools, nothing to do per
+  session), so override only what the engine changes;
+- or implement the whole :class:`ContextEngine` protocol on any class: the
+  handler and the registry accept any object that has its members.
 """
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from abc import ABC, abstractmethod
+from typing import Literal, Protocol, runtime_checkable
 
+from forge_domain.agent import Agent
+from forge_domain.compact import Compact
 from forge_domain.context import Context
 from forge_domain.json import JsonObject
-from forge_domain.result import CompactionOutcome
+from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
 from forge_domain.usage import TokenCount, Usage
+
+CompactionMode = Literal["automatic", "forced", "manual"]
+"""Why a compaction runs, and so how much it should do.
+
+- ``automatic``: a trigger fired (the threshold, turns, messages); do what is
+  enough, honouring cooldowns (the built-in engines may only prune);
+- ``forced``: the context must shrink: it is over the model's window, the
+  provider rejected it, or an automatic compaction just left it over the
+  threshold; do more (the built-in engines keep only the retention window,
+  ignore cooldowns, then shrink to the target);
+- ``manual``: a person asked (``/compact``, ``forge-compact compact --force``):
+  compact whatever the triggers say, keeping the head, one summary and the
+  retention window, and nothing more.
+"""
 
 
 @runtime_checkable
@@ -37,9 +63,9 @@ class ContextEngine(Protocol):
         """Cheap check before a request is sent: is the context already over the threshold?"""
 
     async def compress(
-        self, context: Context, *, focus: str | None = None, force: bool = False
+        self, context: Context, *, focus: str | None = None, mode: CompactionMode = "automatic"
     ) -> CompactionOutcome:
-        """Compact ``context``; ``force`` compacts even when no trigger fires.
+        """Compact ``context`` as ``mode`` asks; ``focus`` is a topic the summary should keep.
 
         Must either return a complete, provider-valid context or raise, leaving
         the input untouched.
@@ -59,3 +85,108 @@ class ContextEngine(Protocol):
 
     async def handle_tool_call(self, name: str, arguments: JsonObject) -> str:
         """Answer a call to one of :meth:`tool_schemas`."""
+
+
+class BaseContextEngine(ABC):
+    """A :class:`ContextEngine` with defaults: set ``name``, implement :meth:`compress`.
+
+    Built for one agent (``factory(agent, **options)`` is how the registry calls
+    an engine class). It keeps the agent's safety threshold for the current
+    window (:meth:`Agent.compaction_threshold`) and, by default, compacts when
+    any of the agent's triggers fires against it; it offers no tools, and the
+    session hooks do nothing. A subclass that overrides :meth:`update_model`
+    calls ``super().update_model(context_length)`` and sets the fields it reads
+    before calling ``super().__init__`` (which calls it).
+    """
+
+    name: str
+    """The name agents use to select the engine (``compact.engine``); set it on the class."""
+
+    def __init__(self, agent: Agent, *, context_length: int | None = None) -> None:
+        """Prepare the engine for ``agent``; ``context_length`` is the model's window if known."""
+        self.agent = agent
+        """The agent whose conversations are compacted."""
+        self.update_model(context_length)
+
+    def update_model(self, context_length: int | None) -> None:
+        """Recompute :attr:`threshold` and :attr:`compact` for a model with this window."""
+        self.threshold = self.agent.compaction_threshold(context_length)
+        """The token count at which automatic compaction fires."""
+        self.compact: Compact = self.agent.compact.model_copy(
+            update={"token_threshold": self.threshold}
+        )
+        """The agent's ``compact`` settings with :attr:`threshold` as ``token_threshold``."""
+
+    def update_from_response(self, usage: Usage) -> None:  # noqa: B027 (optional hook)
+        """Nothing to record: the context carries the usage."""
+
+    def should_compress(self, context: Context, token_count: TokenCount) -> bool:
+        """Any of the agent's triggers fires (tokens against :attr:`threshold`)."""
+        return self.compact.should_compact(context, token_count)
+
+    def should_compress_preflight(self, context: Context) -> bool:
+        """The context is at or over :attr:`threshold` before a request."""
+        return int(context.token_count()) >= self.threshold
+
+    @abstractmethod
+    async def compress(
+        self, context: Context, *, focus: str | None = None, mode: CompactionMode = "automatic"
+    ) -> CompactionOutcome:
+        """Compact ``context`` as ``mode`` asks (see :data:`CompactionMode`).
+
+        Return :func:`compaction_outcome` of the input and the new context, or
+        raise and leave the input untouched.
+        """
+
+    def on_session_start(self, session_id: str) -> None:  # noqa: B027 (optional hook)
+        """Nothing to prepare."""
+
+    def on_session_end(self, session_id: str) -> None:  # noqa: B027 (optional hook)
+        """Nothing to release."""
+
+    def on_session_reset(self) -> None:  # noqa: B027 (optional hook)
+        """No per-session state to forget."""
+
+    def tool_schemas(self) -> tuple[JsonObject, ...]:
+        """No tools."""
+        return ()
+
+    async def handle_tool_call(self, name: str, arguments: JsonObject) -> str:
+        """No tools, so every call is refused."""
+        raise NotImplementedError(f"the {self.name} engine has no tool {name!r}")
+
+
+def compaction_outcome(
+    before: Context,
+    after: Context,
+    span: tuple[int, int] | None,
+    *,
+    engine: str,
+    max_tokens: int | None = None,
+    summary_usage: Usage | None = None,
+    coverage: float | None = None,
+) -> CompactionOutcome:
+    """The outcome of compacting ``before`` into ``after`` by replacing ``span``.
+
+    ``span`` is the inclusive range of ``before`` that was summarised; when it is
+    None nothing was, and the outcome holds ``before`` whatever ``after`` is.
+    ``budget_status`` says whether the resulting context is within ``max_tokens``
+    (``not_set`` without it). Sizes are :meth:`Context.token_count`.
+    """
+    kept = after if span is not None else before
+    tokens = int(kept.token_count())
+    status: BudgetStatus = "not_set"
+    if max_tokens is not None:
+        status = "met" if tokens <= max_tokens else "exhausted"
+    result = CompactionResult(
+        original_tokens=int(before.token_count()),
+        compacted_tokens=tokens,
+        original_messages=len(before),
+        compacted_messages=len(kept),
+        compacted_range=span,
+        budget_status=status,
+        engine=engine,
+        summary_usage=summary_usage,
+        coverage=coverage,
+    )
+    return CompactionOutcome(context=kept, result=result)

@@ -8,14 +8,16 @@ user message. Every model keeps the OpenAI fields it does not understand in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from enum import StrEnum
-from typing import Annotated, Any, Generic, Literal, Self, TypeAlias, TypeVar, overload
+from functools import cached_property
+from typing import Annotated, Literal, Self, TypeAlias, cast
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic_core import from_json
 
 from forge_domain.errors import InvalidArguments
-from forge_domain.json import JsonObject, JsonValue, parse_json
+from forge_domain.json import JsonObject, JsonValue
 from forge_domain.usage import Usage
 
 
@@ -87,62 +89,24 @@ def _ceil_quarter(chars: int) -> int:
     return (chars + 3) // 4
 
 
-R = TypeVar("R")
+class _Estimated(BaseModel):
+    """A message whose ``approx_tokens`` is computed on first use, then kept in its ``__dict__``.
 
-
-class _derived(Generic[R]):
-    """A value computed from a model's fields on first use, then kept in its ``__dict__``.
-
-    ``functools.cached_property`` without the lock Python 3.11 takes around every first
-    computation: a compaction reads the parsed arguments of thousands of fresh calls
-    once each, and the lock was a fifth of that cost. Later reads find the value in
-    the instance ``__dict__`` and never reach the descriptor.
+    Kept because contexts sum the estimates of thousands of messages again and again
+    (plans/008-performance.md has the measured gain and the command to re-measure it).
+    pydantic's ``model_copy`` copies the ``__dict__``, so a copy with ``update`` drops the
+    kept estimate: it was computed from the old fields.
     """
-
-    def __init__(self, compute: Callable[[Any], R]) -> None:
-        """Wrap ``compute(instance)``."""
-        self._compute = compute
-        self._name = compute.__name__
-        self.__doc__ = compute.__doc__
-
-    def __set_name__(self, owner: type, name: str) -> None:
-        self._name = name
-
-    @overload
-    def __get__(self, instance: None, owner: type | None = None) -> Self: ...
-
-    @overload
-    def __get__(self, instance: object, owner: type | None = None) -> R: ...
-
-    def __get__(self, instance: object | None, owner: type | None = None) -> R | Self:
-        if instance is None:
-            return self
-        value = self._compute(instance)
-        instance.__dict__[self._name] = value
-        return value
-
-
-class _Derived(BaseModel):
-    """A model whose :class:`_derived` values are computed from its fields.
-
-    pydantic's ``model_copy`` copies the instance ``__dict__``, cached values
-    included, so a copy with ``update`` would keep an estimate (or parsed
-    arguments) computed from the old fields. Copies drop them instead.
-    """
-
-    model_config = ConfigDict(ignored_types=(_derived,))
 
     def model_copy(self, *, update: Mapping[str, object] | None = None, deep: bool = False) -> Self:
-        """Copy the model; cached derived values are recomputed when fields change."""
+        """Copy the message; with ``update``, its ``approx_tokens`` is computed afresh."""
         copied = super().model_copy(update=update, deep=deep)
         if update:
-            fields = type(self).model_fields
-            for name in [name for name in copied.__dict__ if name not in fields]:
-                del copied.__dict__[name]
+            copied.__dict__.pop("approx_tokens", None)
         return copied
 
 
-class ToolCall(_Derived):
+class ToolCall(BaseModel):
     """One tool call requested by an assistant message."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -163,20 +127,20 @@ class ToolCall(_Derived):
     def has_valid_arguments(self) -> bool:
         """Return True when ``arguments`` parses as JSON."""
         try:
-            parse_json(self.arguments)
+            from_json(self.arguments)
         except ValueError:
             return False
         return True
 
-    @_derived
+    @property
     def parsed_arguments(self) -> JsonValue:
-        """The arguments parsed as JSON.
+        """The arguments parsed as JSON (parsed again on each read).
 
         Raises:
             InvalidArguments: when the text is not JSON.
         """
         try:
-            return parse_json(self.arguments)
+            return cast(JsonValue, from_json(self.arguments))
         except ValueError as exc:
             raise InvalidArguments(self.name, self.arguments) from exc
 
@@ -186,7 +150,7 @@ class ToolCall(_Derived):
         return len(self.arguments) + len(self.name)
 
 
-class TextMessage(_Derived):
+class TextMessage(_Estimated):
     """A system, user or assistant message."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -269,7 +233,7 @@ class TextMessage(_Derived):
         """Text messages are never tool results."""
         return False
 
-    @_derived
+    @cached_property
     def approx_tokens(self) -> int:
         """chars/4 rounded up over text, tool calls and reasoning text (forge's rule)."""
         chars = len(self.text)
@@ -284,7 +248,7 @@ class TextMessage(_Derived):
         return _ceil_quarter(chars)
 
 
-class ToolResult(_Derived):
+class ToolResult(_Estimated):
     """The output of one tool call."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -335,7 +299,7 @@ class ToolResult(_Derived):
         """Always True."""
         return True
 
-    @_derived
+    @cached_property
     def approx_tokens(self) -> int:
         """chars/4 rounded up over the text output; images count 0."""
         return _ceil_quarter(len(self.text))

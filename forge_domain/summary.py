@@ -22,11 +22,10 @@ several calls of one operation (``earlier``, ``earlier_failures``), and a
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Annotated, Literal, Self, TypeAlias, cast, get_args, get_origin
+from typing import Annotated, Literal, Self, TypeAlias, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
-from forge_domain._trusted import trusted_builder
 from forge_domain.json import JsonObject, JsonValue
 from forge_domain.messages import ContextMessage, Role, TextMessage, TextPart, ToolResult
 from forge_domain.summary_tools import (
@@ -152,12 +151,12 @@ class ToolCallItem(BaseModel):
 
         The id, tool and status stay this line's: it is the last call.
         """
-        return _merged_call(
-            self.id,
-            self.tool,
-            self.is_success,
-            self.earlier + previous.calls,
-            self.earlier_failures + previous.failures,
+        return ToolCallItem(
+            id=self.id,
+            tool=self.tool,
+            is_success=self.is_success,
+            earlier=self.earlier + previous.calls,
+            earlier_failures=self.earlier_failures + previous.failures,
         )
 
 
@@ -174,13 +173,6 @@ class SummaryBlock(BaseModel):
     """Who spoke."""
     contents: tuple[SummaryItem, ...]
     """Texts and tool calls, in the order they happened."""
-
-    @classmethod
-    def of_items(cls, role: Role, contents: tuple[SummaryItem, ...]) -> SummaryBlock:
-        """A block of items that are already valid (taken from other blocks, or built from
-        validated messages), made without re-validating them: what ``model_construct``
-        would make, at a fraction of its cost."""
-        return _block(role, contents)
 
     def to_forge_json(self) -> JsonObject:
         """Forge's serde shape: ``{role: "User", contents: [{text} | {tool_call}]}``."""
@@ -208,69 +200,50 @@ class ContextSummary(BaseModel):
         role = Role.SYSTEM
         buffer: list[SummaryItem] = []
         todos: tuple[Todo, ...] = ()
-        tools_of, written_todos = classifier.tools, classifier.written_todos
-        add = buffer.append
         for message in messages:
             if not isinstance(message, TextMessage) or message.role == Role.SYSTEM:
                 continue
             if _is_only_media(message):
                 continue
-            text = message.text
             if message.role != role:
                 if buffer:
-                    blocks.append(SummaryBlock.of_items(role, tuple(buffer)))
+                    blocks.append(SummaryBlock(role=role, contents=tuple(buffer)))
                 buffer = []
-                add = buffer.append
                 role = message.role
-            if text:
-                add(_text_item(text))
-            calls = message.tool_calls
-            if not calls:
-                continue
+            if message.text:
+                buffer.append(TextItem(text=message.text))
+            calls = message.tool_calls or ()
             for call in calls:
-                call_id = call.id
-                result = results.get(call_id) if call_id else None
+                result = results.get(call.id) if call.id else None
                 if result is None:
                     output, success = None, False
                 else:
                     output = result.text
                     success = not catalog.has_failed(result, output)
-                for tool in tools_of(call, output, todos):
-                    add(_call_item(call_id or None, tool, success))
+                for tool in classifier.tools(call, output, todos):
+                    buffer.append(ToolCallItem(id=call.id or None, tool=tool, is_success=success))
             for call in calls:
-                written = written_todos(call)
+                written = classifier.written_todos(call)
                 if written is not None:
                     todos = apply_todos(todos, written)
         if buffer:
-            blocks.append(SummaryBlock.of_items(role, tuple(buffer)))
-        # Built from values of the right types only, so validation is skipped (it was
-        # the largest cost of compacting long sessions).
-        return cls.model_construct(blocks=tuple(blocks))
-
-    def json_data(self) -> JsonObject:
-        """``model_dump(mode="json")``, built directly: every compaction stores it on its
-        summary message, and pydantic's union serialiser costs microseconds per item."""
-        return {
-            "blocks": [
-                {"role": block.role.value, "contents": [_item_json(i) for i in block.contents]}
-                for block in self.blocks
-            ]
-        }
+            blocks.append(SummaryBlock(role=role, contents=tuple(buffer)))
+        return cls(blocks=tuple(blocks))
 
     @classmethod
     def of_blocks(cls, blocks: Iterable[SummaryBlock]) -> ContextSummary:
-        """A summary of ``blocks`` (already valid) with empty ones left out and each run of
-        one role's blocks joined into one, as :meth:`from_messages` would have built it:
-        for blocks of several summaries folded together, or left after items were dropped."""
-        kept: list[SummaryBlock] = []
+        """A summary of ``blocks`` with empty ones left out and each run of one role's
+        blocks joined into one, as :meth:`from_messages` would have built it: for blocks
+        of several summaries folded together, or left after items were dropped."""
+        runs: list[list[SummaryBlock]] = []
         for block in blocks:
             if not block.contents:
                 continue
-            if kept and kept[-1].role == block.role:
-                kept[-1] = _block(block.role, kept[-1].contents + block.contents)
+            if runs and runs[-1][0].role == block.role:
+                runs[-1].append(block)
             else:
-                kept.append(block)
-        return cls.model_construct(blocks=tuple(kept))
+                runs.append([block])
+        return cls(blocks=tuple(_joined(run) for run in runs))
 
     def tool_calls(self) -> Iterator[ToolCallItem]:
         """Every tool-call item, in order."""
@@ -293,46 +266,11 @@ class ContextSummary(BaseModel):
         return cls(blocks=tuple(_block_from_forge(raw) for raw in blocks))
 
 
-def _is_flat(tool_class: type[BaseModel]) -> bool:
-    """True when every field of ``tool_class`` is a string, number, flag or literal."""
-    return all(
-        field.annotation in (str, int, bool) or get_origin(field.annotation) is Literal
-        for field in tool_class.model_fields.values()
-    )
-
-
-_FLAT_TOOLS = frozenset(
-    tool_class for tool_class in get_args(get_args(SummaryTool)[0]) if _is_flat(tool_class)
-)
-"""The tool classes whose JSON form is their field dict as it is."""
-
-
-def _item_json(item: SummaryItem) -> JsonObject:
-    if isinstance(item, TextItem):
-        omitted: list[JsonValue] = [[what, count] for what, count in item.omitted]
-        return {"kind": "text", "text": item.text, "omitted": omitted}
-    tool = item.tool
-    tool_json = (
-        dict(tool.__dict__) if tool.__class__ in _FLAT_TOOLS else tool.model_dump(mode="json")
-    )
-    return {
-        "kind": "tool_call",
-        "id": item.id,
-        "tool": tool_json,
-        "is_success": item.is_success,
-        "earlier": item.earlier,
-        "earlier_failures": item.earlier_failures,
-    }
-
-
-# Summaries are built from values of the right types only, so validation is skipped
-# (it was the largest cost of compacting long sessions).
-_text_item = trusted_builder(TextItem, "text")
-_call_item = trusted_builder(ToolCallItem, "id", "tool", "is_success")
-_merged_call = trusted_builder(
-    ToolCallItem, "id", "tool", "is_success", "earlier", "earlier_failures"
-)
-_block = trusted_builder(SummaryBlock, "role", "contents")
+def _joined(run: list[SummaryBlock]) -> SummaryBlock:
+    """One block of the items of ``run`` (blocks of one role), or its only block as it is."""
+    if len(run) == 1:
+        return run[0]
+    return SummaryBlock(role=run[0].role, contents=tuple(i for b in run for i in b.contents))
 
 
 def _is_only_media(message: TextMessage) -> bool:

@@ -3,11 +3,20 @@
 :data:`SummaryTool` is a closed, tagged union (``kind``). The kinds follow forge's
 ``SummaryTool`` (forge-spec §9.1) plus :class:`GenericTool`, which keeps an unknown
 tool's name and a short excerpt of its arguments instead of dropping the call.
+
+:data:`TOOL_KIND_TABLE` defines each kind once (one :class:`ToolKindDefinition` row:
+model, frame label, how the catalog reads it, default arguments, whether it changes a
+file, whether repeats merge); :data:`TOOL_KINDS`, :data:`ToolKind`,
+:data:`FILE_CHANGING_KINDS`, the catalog's builders, the merge keys, pruning's target
+arguments and the frame's line are derived from it. Adding a kind takes its model, its
+place in :data:`SummaryTool` and its row (and :data:`FileTool` when it carries a path).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, TypeAlias
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -15,6 +24,9 @@ from forge_domain.json import JsonObject, JsonValue
 from forge_domain.todo import TodoChange
 
 __all__ = [
+    "FILE_CHANGING_KINDS",
+    "TOOL_KINDS",
+    "TOOL_KIND_TABLE",
     "FetchTool",
     "FileReadTool",
     "FileRemoveTool",
@@ -31,66 +43,71 @@ __all__ = [
     "TaskTool",
     "TodoReadTool",
     "TodoWriteTool",
+    "ToolKind",
+    "ToolKindDefinition",
+    "ToolReading",
     "UndoTool",
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
-class FileReadTool(BaseModel):
-    """A file was read."""
+class _ToolModel(BaseModel):
+    """What every summary tool model has: its kind's row of :data:`TOOL_KIND_TABLE`."""
 
     model_config = _FROZEN
+
+    if TYPE_CHECKING:
+        kind: str
+
+    @property
+    def definition(self) -> ToolKindDefinition:
+        """This tool's kind as :data:`TOOL_KIND_TABLE` defines it (the frame reads its label)."""
+        return ToolKindDefinition.of(self.kind)
+
+
+class FileReadTool(_ToolModel):
+    """A file was read."""
 
     kind: Literal["file_read"] = "file_read"
     path: str
     """The file's path, as the call named it (made relative by ``StripWorkingDir``)."""
 
 
-class FileUpdateTool(BaseModel):
+class FileUpdateTool(_ToolModel):
     """A file was written, patched or created."""
-
-    model_config = _FROZEN
 
     kind: Literal["file_update"] = "file_update"
     path: str
     """The file's path."""
 
 
-class FileRemoveTool(BaseModel):
+class FileRemoveTool(_ToolModel):
     """A file was deleted."""
-
-    model_config = _FROZEN
 
     kind: Literal["file_remove"] = "file_remove"
     path: str
     """The file's path."""
 
 
-class UndoTool(BaseModel):
+class UndoTool(_ToolModel):
     """The last edit of a file was undone."""
-
-    model_config = _FROZEN
 
     kind: Literal["undo"] = "undo"
     path: str
     """The file's path."""
 
 
-class ShellTool(BaseModel):
+class ShellTool(_ToolModel):
     """A shell command was run."""
-
-    model_config = _FROZEN
 
     kind: Literal["shell"] = "shell"
     command: str
     """The command line."""
 
 
-class SearchTool(BaseModel):
+class SearchTool(_ToolModel):
     """Files or their contents were searched."""
-
-    model_config = _FROZEN
 
     kind: Literal["search"] = "search"
     pattern: str
@@ -108,98 +125,78 @@ class SemanticQuery(BaseModel):
     """Why it was searched for."""
 
 
-class SemSearchTool(BaseModel):
+class SemSearchTool(_ToolModel):
     """The code base was searched by meaning."""
-
-    model_config = _FROZEN
 
     kind: Literal["sem_search"] = "sem_search"
     queries: tuple[SemanticQuery, ...]
     """The queries, in the order given."""
 
 
-class FetchTool(BaseModel):
+class FetchTool(_ToolModel):
     """A URL was fetched."""
-
-    model_config = _FROZEN
 
     kind: Literal["fetch"] = "fetch"
     url: str
     """The URL."""
 
 
-class FollowupTool(BaseModel):
+class FollowupTool(_ToolModel):
     """The agent asked the user a question."""
-
-    model_config = _FROZEN
 
     kind: Literal["followup"] = "followup"
     question: str
     """The question."""
 
 
-class PlanTool(BaseModel):
+class PlanTool(_ToolModel):
     """A plan document was written."""
-
-    model_config = _FROZEN
 
     kind: Literal["plan"] = "plan"
     plan_name: str
     """The plan's name."""
 
 
-class SkillTool(BaseModel):
+class SkillTool(_ToolModel):
     """A skill was loaded."""
-
-    model_config = _FROZEN
 
     kind: Literal["skill"] = "skill"
     name: str
     """The skill's name."""
 
 
-class TaskTool(BaseModel):
+class TaskTool(_ToolModel):
     """Work was delegated to another agent."""
-
-    model_config = _FROZEN
 
     kind: Literal["task"] = "task"
     agent_id: str
     """The agent the work went to."""
 
 
-class McpTool(BaseModel):
+class McpTool(_ToolModel):
     """A tool served by an MCP server (or, in forge, any tool it does not know)."""
-
-    model_config = _FROZEN
 
     kind: Literal["mcp"] = "mcp"
     name: str
     """The tool's name, untrimmed."""
 
 
-class TodoWriteTool(BaseModel):
+class TodoWriteTool(_ToolModel):
     """The todo list was written; only what changed is kept."""
-
-    model_config = _FROZEN
 
     kind: Literal["todo_write"] = "todo_write"
     changes: tuple[TodoChange, ...]
     """The changes against the list as it stood before the message (may be empty)."""
 
 
-class TodoReadTool(BaseModel):
+class TodoReadTool(_ToolModel):
     """The todo list was read."""
-
-    model_config = _FROZEN
 
     kind: Literal["todo_read"] = "todo_read"
 
 
-class GenericTool(BaseModel):
+class GenericTool(_ToolModel):
     """A tool the catalog does not know, or a known one whose arguments did not fit."""
-
-    model_config = _FROZEN
 
     kind: Literal["generic"] = "generic"
     name: str
@@ -232,45 +229,109 @@ SummaryTool: TypeAlias = Annotated[
 FileTool: TypeAlias = FileReadTool | FileUpdateTool | FileRemoveTool | UndoTool
 """The kinds that carry a file path."""
 
-ToolKind: TypeAlias = Literal[
-    "file_read",
-    "file_update",
-    "file_remove",
-    "undo",
-    "shell",
-    "search",
-    "sem_search",
-    "fetch",
-    "followup",
-    "plan",
-    "skill",
-    "task",
-    "mcp",
-    "todo_write",
-    "todo_read",
-    "generic",
+ToolReading: TypeAlias = Literal[
+    "path", "value", "command", "queries", "todos", "nothing", "tool_name", "excerpt"
 ]
-"""The ``kind`` of every :data:`SummaryTool`."""
+"""How the catalog makes a kind's tool from a call:
 
-TOOL_KINDS: tuple[ToolKind, ...] = (
-    "file_read",
-    "file_update",
-    "file_remove",
-    "undo",
-    "shell",
-    "search",
-    "sem_search",
-    "fetch",
-    "followup",
-    "plan",
-    "skill",
-    "task",
-    "mcp",
-    "todo_write",
-    "todo_read",
-    "generic",
+* ``path``: the first non-empty string argument, else the path the output names
+  (``ToolSpec.path_from_output``);
+* ``value``: the first string argument;
+* ``command``: a command line, or an argv list (an ``apply_patch`` argv gives file items);
+* ``queries``: a list of ``{query, use_case}`` objects;
+* ``todos``: a todo list, kept as its changes against the list before the call;
+* ``nothing``: no argument;
+* ``tool_name``: the call's own name;
+* ``excerpt``: the call's name and a short excerpt of its arguments.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolKindDefinition:
+    """One summary tool kind, defined once: a row of :data:`TOOL_KIND_TABLE`."""
+
+    model: type[SummaryTool]
+    """The model of the kind's tools; its ``kind`` literal names the kind."""
+    label: str
+    """What the frame's line of the kind starts with (``Read``: ``**Read:** …``)."""
+    reading: ToolReading
+    """How the catalog makes the kind's tool from a call."""
+    args: tuple[str, ...] = ()
+    """Where a catalog spec that names no argument finds the resource, tried in order."""
+    is_file_change: bool = False
+    """True when a call of the kind changes a file: a budget never drops its line, and a
+    model-written summary must name its path."""
+    is_mergeable: bool = True
+    """True when repeated calls on one resource merge into one line (not ``todo_write``:
+    each call carries its own diff)."""
+    kind: str = field(init=False)
+    """The kind's name: the default of the model's ``kind``."""
+    shown: tuple[str, ...] = field(init=False)
+    """The model's fields but ``kind``: what a reader of the summary sees of a call."""
+    resource: str | None = field(init=False)
+    """The field naming what a call acted on (the first of ``shown``; None without one)."""
+
+    def __post_init__(self) -> None:
+        """Derive ``kind``, ``shown`` and ``resource`` from the model; check the row."""
+        fields = self.model.model_fields
+        kind = fields["kind"].default if "kind" in fields else None
+        if not isinstance(kind, str):
+            raise ValueError(f"{self.model.__name__} needs a kind literal with a default")
+        if self.is_file_change and self.reading != "path":
+            raise ValueError(f"a kind that changes a file reads a path, got {self.reading!r}")
+        shown = tuple(name for name in fields if name != "kind")
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "shown", shown)
+        object.__setattr__(self, "resource", shown[0] if shown else None)
+
+    @classmethod
+    def of(cls, kind: str) -> ToolKindDefinition:
+        """The row of ``kind``.
+
+        Raises:
+            KeyError: ``kind`` is not in :data:`TOOL_KIND_TABLE`.
+        """
+        return _BY_KIND[kind]
+
+
+TOOL_KIND_TABLE: tuple[ToolKindDefinition, ...] = (
+    ToolKindDefinition(FileReadTool, "Read", "path", ("file_path", "path")),
+    ToolKindDefinition(
+        FileUpdateTool, "Update", "path", ("file_path", "path"), is_file_change=True
+    ),
+    ToolKindDefinition(FileRemoveTool, "Delete", "path", ("path",), is_file_change=True),
+    ToolKindDefinition(UndoTool, "Undo", "path", ("path",), is_file_change=True),
+    ToolKindDefinition(ShellTool, "Execute", "command", ("command",)),
+    ToolKindDefinition(SearchTool, "Search", "value", ("pattern",)),
+    ToolKindDefinition(SemSearchTool, "Semantic Search", "queries", ("queries",)),
+    ToolKindDefinition(FetchTool, "Fetch", "value", ("url",)),
+    ToolKindDefinition(FollowupTool, "Asked", "value", ("question",)),
+    ToolKindDefinition(PlanTool, "Plan", "value", ("plan_name",)),
+    ToolKindDefinition(SkillTool, "Skill", "value", ("name",)),
+    ToolKindDefinition(TaskTool, "Delegated", "value", ("agent_id",)),
+    ToolKindDefinition(McpTool, "MCP", "tool_name"),
+    ToolKindDefinition(TodoWriteTool, "Task Plan", "todos", ("todos",), is_mergeable=False),
+    ToolKindDefinition(TodoReadTool, "Read Task Plan", "nothing"),
+    ToolKindDefinition(GenericTool, "Tool", "excerpt"),
 )
-"""Every :data:`ToolKind`, in the order of forge-spec §9.1."""
+"""Every summary tool kind, in the order of forge-spec §9.1: the one place a kind is defined."""
+
+_BY_KIND: Mapping[str, ToolKindDefinition] = {row.kind: row for row in TOOL_KIND_TABLE}
+
+TOOL_KINDS: tuple[ToolKind, ...] = tuple(_BY_KIND)
+"""Every kind's name, in the order of :data:`TOOL_KIND_TABLE`."""
+
+if TYPE_CHECKING:
+    ToolKind: TypeAlias = str
+else:
+    ToolKind = Literal[TOOL_KINDS]
+"""The ``kind`` of every :data:`SummaryTool`: a ``Literal`` of :data:`TOOL_KINDS` (for
+pydantic; mypy sees ``str``, as a ``Literal`` cannot be computed statically)."""
+
+FILE_CHANGING_KINDS: frozenset[str] = frozenset(
+    row.kind for row in TOOL_KIND_TABLE if row.is_file_change
+)
+"""The kinds whose calls change a file (``file_update``, ``file_remove``, ``undo``)."""
 
 
 _TOOL_ADAPTER: TypeAdapter[SummaryTool] = TypeAdapter(SummaryTool)

@@ -25,33 +25,24 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Literal, cast
+from typing import Literal, assert_never, cast
 
 from pydantic import BaseModel, ConfigDict
 
-from forge_domain._trusted import trusted_builder
 from forge_domain.errors import InvalidArguments, InvalidToolSpec
 from forge_domain.json import JsonObject, JsonValue
 from forge_domain.messages import ToolCall, ToolResult
 from forge_domain.summary_tools import (
-    FetchTool,
-    FileReadTool,
     FileRemoveTool,
     FileUpdateTool,
-    FollowupTool,
     GenericTool,
     McpTool,
-    PlanTool,
-    SearchTool,
     SemanticQuery,
     SemSearchTool,
     ShellTool,
-    SkillTool,
     SummaryTool,
-    TaskTool,
-    TodoReadTool,
     TodoWriteTool,
-    UndoTool,
+    ToolKindDefinition,
 )
 from forge_domain.todo import TODO_STATUSES, Todo, todo_changes
 from forge_domain.tool_defaults import DEFAULT_TOOLS
@@ -129,7 +120,7 @@ def patch_files(patch: str) -> tuple[FileUpdateTool | FileRemoveTool, ...]:
 def argument_excerpt(call: ToolCall) -> str:
     """A short, single-line excerpt of a call's arguments (compact JSON, at most 120 chars)."""
     try:
-        value = call.parsed_arguments  # parsed once per call and cached on it
+        value = call.parsed_arguments
     except InvalidArguments:
         text = " ".join(call.arguments.split())
     else:
@@ -361,7 +352,7 @@ def _parse_entries(mapping: Mapping[str, JsonValue]) -> dict[str, tuple[ToolSpec
 
 def _arguments(call: ToolCall) -> JsonObject | None:
     try:
-        value = call.parsed_arguments  # parsed once per call and cached on it
+        value = call.parsed_arguments
     except InvalidArguments:
         return None
     return value if isinstance(value, dict) else None
@@ -369,7 +360,8 @@ def _arguments(call: ToolCall) -> JsonObject | None:
 
 def _builder(spec: ToolSpec) -> _Build:
     """The function that makes ``spec``'s tools of a call; its result is empty when they do
-    not fit. Chosen once per spec, so a call pays for no dispatch on the spec's kind."""
+    not fit. Chosen once per spec, by how its kind reads a call (:data:`ToolReading`), so a
+    call pays for no dispatch on the spec's kind."""
     names = spec.resource_args
 
     def first(arguments: JsonObject) -> str | None:
@@ -379,44 +371,47 @@ def _builder(spec: ToolSpec) -> _Build:
                 return value
         return None
 
-    kind = spec.kind
     if spec.format == "patch":
         return lambda call, arguments, output, todos: patch_files(first(arguments) or "")
-    if kind in _FILE_TOOLS:
-        make_file = _FILE_TOOLS[kind]
+    definition = ToolKindDefinition.of(spec.kind)
+    model, resource = definition.model, definition.resource
+    match definition.reading:
+        case "path":
 
-        def file_tool(
-            call: ToolCall, arguments: JsonObject, output: str | None, todos: Sequence[Todo]
-        ) -> tuple[SummaryTool, ...]:
-            path = first(arguments) or _path_in_output(spec, output)
-            return () if path is None else (make_file(path),)
+            def path_tool(
+                call: ToolCall, arguments: JsonObject, output: str | None, todos: Sequence[Todo]
+            ) -> tuple[SummaryTool, ...]:
+                path = first(arguments) or _path_in_output(spec, output)
+                return () if path is None else (model.model_validate({resource: path}),)
 
-        return file_tool
-    if kind in _NAMED_TOOLS:
-        make_named = _NAMED_TOOLS[kind]
+            return path_tool
+        case "value":
 
-        def named_tool(
-            call: ToolCall, arguments: JsonObject, output: str | None, todos: Sequence[Todo]
-        ) -> tuple[SummaryTool, ...]:
-            value = first(arguments)
-            return () if value is None else (make_named(value),)
+            def value_tool(
+                call: ToolCall, arguments: JsonObject, output: str | None, todos: Sequence[Todo]
+            ) -> tuple[SummaryTool, ...]:
+                value = first(arguments)
+                return () if value is None else (model.model_validate({resource: value}),)
 
-        return named_tool
-    match kind:
-        case "shell":
+            return value_tool
+        case "command":
             return lambda call, arguments, output, todos: _shell(spec, arguments)
-        case "sem_search":
+        case "queries":
             return lambda call, arguments, output, todos: _sem_search(spec, arguments)
-        case "todo_write":
+        case "todos":
             return lambda call, arguments, output, todos: _todo_write(spec, arguments, todos)
-        case "todo_read":
-            return lambda call, arguments, output, todos: (TodoReadTool(),)
-        case "mcp":
-            return lambda call, arguments, output, todos: (McpTool(name=call.name),)
-        case _:  # generic
+        case "nothing":
+            return lambda call, arguments, output, todos: (model.model_validate({}),)
+        case "tool_name":
+            return lambda call, arguments, output, todos: (
+                model.model_validate({resource: call.name}),
+            )
+        case "excerpt":
             return lambda call, arguments, output, todos: (
                 _generic_tool(call.name, argument_excerpt(call)),
             )
+        case unknown:
+            assert_never(unknown)
 
 
 def _sem_search(spec: ToolSpec, arguments: JsonObject) -> tuple[SummaryTool, ...]:
@@ -432,24 +427,12 @@ def _todo_write(
     return () if changes is None else (TodoWriteTool(changes=changes),)
 
 
-_FILE_TOOLS: Mapping[str, Callable[[str], SummaryTool]] = {
-    "file_read": trusted_builder(FileReadTool, "path"),
-    "file_update": trusted_builder(FileUpdateTool, "path"),
-    "file_remove": trusted_builder(FileRemoveTool, "path"),
-    "undo": trusted_builder(UndoTool, "path"),
-}
-"""Builders of the tools whose resource is a path, by kind."""
-_NAMED_TOOLS: Mapping[str, Callable[[str], SummaryTool]] = {
-    "search": trusted_builder(SearchTool, "pattern"),
-    "fetch": trusted_builder(FetchTool, "url"),
-    "followup": trusted_builder(FollowupTool, "question"),
-    "plan": trusted_builder(PlanTool, "plan_name"),
-    "skill": trusted_builder(SkillTool, "name"),
-    "task": trusted_builder(TaskTool, "agent_id"),
-}
-"""Builders of the tools whose resource is one other string argument, by kind."""
-_generic_tool = trusted_builder(GenericTool, "name", "arguments")
-_shell_tool = trusted_builder(ShellTool, "command")
+def _generic_tool(name: str, arguments: str) -> SummaryTool:
+    return GenericTool(name=name, arguments=arguments)
+
+
+def _shell_tool(command: str) -> SummaryTool:
+    return ShellTool(command=command)
 
 
 def _path_in_output(spec: ToolSpec, output: str | None) -> str | None:

@@ -14,7 +14,6 @@ kinds (OpenHands' ``str_replace_editor``). Plain data, as loaded from YAML::
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from functools import cached_property
 from typing import Literal, cast, get_args
 
@@ -22,24 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from forge_domain.errors import InvalidToolSpec
 from forge_domain.json import JsonObject, JsonValue
-from forge_domain.summary_tools import TOOL_KINDS, ToolKind
-
-DEFAULT_ARGS: Mapping[ToolKind, tuple[str, ...]] = {
-    "file_read": ("file_path", "path"),
-    "file_update": ("file_path", "path"),
-    "file_remove": ("path",),
-    "undo": ("path",),
-    "shell": ("command",),
-    "search": ("pattern",),
-    "sem_search": ("queries",),
-    "fetch": ("url",),
-    "followup": ("question",),
-    "plan": ("plan_name",),
-    "skill": ("name",),
-    "task": ("agent_id",),
-    "todo_write": ("todos",),
-}
-"""Where each kind finds its resource when a spec names no argument."""
+from forge_domain.summary_tools import TOOL_KINDS, ToolKind, ToolKindDefinition
 
 ARG_KEYS = (
     "arg",
@@ -81,8 +63,8 @@ class ToolSpec(BaseModel):
 
     @property
     def resource_args(self) -> tuple[str, ...]:
-        """The argument names to read the resource from."""
-        return self.args or DEFAULT_ARGS.get(self.kind, ())
+        """The argument names to read the resource from (by default, the kind's ``args``)."""
+        return self.args or ToolKindDefinition.of(self.kind).args
 
     @cached_property
     def required_alternatives(self) -> tuple[tuple[str, ...], ...]:

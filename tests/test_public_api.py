@@ -112,7 +112,7 @@ def _module_params() -> list[object]:
                 or (private and holder in ROOTS)
             ):
                 # Packages are checked above; forge_app.errors is its own namespace; a private
-                # module of a root (forge_domain._trusted) is an internal helper.
+                # module of a root is an internal helper.
                 continue
             params.append(pytest.param(module.__name__, id=module.__name__))
     return params

@@ -3,7 +3,9 @@
 Exit status: 0 success; 1 the job ran and found a problem (violations, a failed
 file in a batch, a compaction that could not complete); 2 bad input (missing or
 malformed transcript, invalid messages, invalid agent file, unusable options).
-Errors are one line on standard error; ``--debug`` shows the traceback instead.
+An error that ends a command says which (``ForgeAppError.exit_code``; every
+domain error is bad input). Errors are one line on standard error; ``--debug``
+shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import typer
 
 from forge_app.cli import batch, compact, demo, eval, replay, run, validate
 from forge_app.cli.console import fail
-from forge_app.errors import CompactionFailed, ForgeAppError, ModelCallFailed
+from forge_app.errors import BAD_INPUT, ForgeAppError
 from forge_app.runtime._logging import configure_logging
 from forge_domain import ForgeDomainError
 
@@ -84,12 +86,6 @@ def _split_debug(args: Sequence[str]) -> tuple[list[str], bool]:
     return [a for a in head if a != DEBUG_FLAG] + tail, DEBUG_FLAG in head
 
 
-def _exit_status(error: Exception) -> int:
-    if isinstance(error, CompactionFailed | ModelCallFailed):
-        return 1
-    return 2
-
-
 def main(argv: Sequence[str] | None = None) -> None:
     """Run the command line (``argv`` defaults to ``sys.argv[1:]``) and exit."""
     args, debug = _split_debug(sys.argv[1:] if argv is None else argv)
@@ -99,4 +95,4 @@ def main(argv: Sequence[str] | None = None) -> None:
         if debug:
             raise
         fail(str(exc))
-        sys.exit(_exit_status(exc))
+        sys.exit(exc.exit_code if isinstance(exc, ForgeAppError) else BAD_INPUT)

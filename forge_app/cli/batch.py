@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from forge_app.cli.compacting import CompactionMetrics, compact_transcript
 from forge_app.cli.console import err, fail
-from forge_app.cli.options import AgentId, AgentPath, Force, resolve_agent
+from forge_app.cli.options import AgentId, AgentPath, Force, compaction_mode, resolve_agent
 from forge_app.cli.report import batch_table
 from forge_app.errors import (
     CompactionFailed,
@@ -91,7 +91,7 @@ def batch_command(
                 continue
             try:
                 compacted, metrics = compact_transcript(
-                    read_transcript(path), chosen, source=str(path), force=force
+                    read_transcript(path), chosen, source=str(path), mode=compaction_mode(force)
                 )
                 target.parent.mkdir(parents=True, exist_ok=True)
                 write_transcript(target, compacted)

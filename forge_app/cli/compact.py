@@ -9,7 +9,14 @@ import typer
 
 from forge_app.cli.compacting import compact_transcript
 from forge_app.cli.console import err
-from forge_app.cli.options import AgentId, AgentPath, Force, Session, resolve_agent
+from forge_app.cli.options import (
+    AgentId,
+    AgentPath,
+    Force,
+    Session,
+    compaction_mode,
+    resolve_agent,
+)
 from forge_app.cli.report import metrics_table
 from forge_app.files._transcripts import STDIO, read_transcript, write_text_atomic, write_transcript
 
@@ -36,7 +43,9 @@ def compact_command(
     """
     chosen = resolve_agent(agent, agent_id)
     transcript = read_transcript(session)
-    compacted, metrics = compact_transcript(transcript, chosen, source=session, force=force)
+    compacted, metrics = compact_transcript(
+        transcript, chosen, source=session, mode=compaction_mode(force)
+    )
     write_transcript(output, compacted)
     if output != STDIO:
         metrics = metrics.model_copy(update={"output": output})

@@ -1,8 +1,9 @@
 """One offline compaction of a transcript, and the metrics the CLI reports for it.
 
-The trigger check is the one a live run makes: the agent's safety threshold
-(:meth:`Agent.compaction_threshold`) as ``token_threshold``, compared with the
-context's usage-anchored token count, plus the turn, message and turn-end triggers.
+The engine is the one a live run uses (:func:`resolve_engine` for the agent), and
+so are its trigger check (for the built-in engines: the agent's safety threshold,
+:meth:`Agent.compaction_threshold`, against the context's usage-anchored token
+count, plus the turn, message and turn-end triggers) and its compaction.
 """
 
 from __future__ import annotations
@@ -14,12 +15,18 @@ from typing import Literal
 import anyio
 from pydantic import BaseModel, ConfigDict
 
-from forge_app.compaction._compactor import Compactor
-from forge_app.compaction._frame_engine import FrameEngine
-from forge_app.compaction._tiers import TieredEngine
+from forge_app.compaction import close_engine, resolve_engine
 from forge_app.errors import NotATranscript
 from forge_app.files._transcripts import Transcript
-from forge_domain import Agent, BudgetStatus, CompactionResult, Context
+from forge_domain import (
+    Agent,
+    BudgetStatus,
+    CompactionMode,
+    CompactionOutcome,
+    Context,
+    ContextEngine,
+    compaction_outcome,
+)
 from forge_domain.validation import find_violations
 
 Trigger = Literal["threshold", "forced", "none"]
@@ -64,17 +71,6 @@ class CompactionMetrics(BaseModel):
     """Wall time of the compaction."""
 
 
-def _unchanged(context: Context, engine: str) -> CompactionResult:
-    tokens = int(context.token_count())
-    return CompactionResult(
-        original_tokens=tokens,
-        compacted_tokens=tokens,
-        original_messages=len(context),
-        compacted_messages=len(context),
-        engine=engine,
-    )
-
-
 def ensure_provider_valid(transcript: Transcript, source: str | Path) -> None:
     """Raise :class:`NotATranscript` naming the first invalid message, if any."""
     violations = find_violations(transcript.context)
@@ -84,46 +80,54 @@ def ensure_provider_valid(transcript: Transcript, source: str | Path) -> None:
         raise NotATranscript(source, f"{first}{more if len(violations) > 1 else ''}", first.index)
 
 
-def compact_transcript(
-    transcript: Transcript, agent: Agent, *, source: str, force: bool
-) -> tuple[Transcript, CompactionMetrics]:
-    """Compact ``transcript`` with ``agent``'s settings.
+async def _compress(
+    engine: ContextEngine, context: Context, mode: CompactionMode
+) -> CompactionOutcome | None:
+    """Compact ``context`` as ``mode`` asks, then release the engine.
 
-    With ``force`` (a manual ``/compact``) it always uses :meth:`Compactor.forced_strategy`,
-    keeping the retention window, whether or not a trigger fires. Otherwise, when a trigger
-    fires, it compacts as a live run would: the frame engine in its tiers (prune, summarise,
-    fall back, cut), down to the agent's target (:meth:`Compact.target_tokens`), so the
-    output is within the agent's threshold; it leaves the transcript unchanged when no
-    trigger fires.
+    None when ``mode`` is ``automatic`` and none of the engine's triggers fires.
+    """
+    try:
+        if mode == "automatic" and not engine.should_compress(context, context.token_count()):
+            return None
+        return await engine.compress(context, mode=mode)
+    finally:
+        await close_engine(engine)
+
+
+def compact_transcript(
+    transcript: Transcript, agent: Agent, *, source: str, mode: CompactionMode = "automatic"
+) -> tuple[Transcript, CompactionMetrics]:
+    """Compact ``transcript`` with the engine ``agent`` names, as a live run would.
+
+    ``automatic`` compacts only when a trigger fires, and the built-in engines then run
+    their tiers (prune, summarise, fall back, cut) down to the agent's target
+    (:meth:`Compact.target_tokens`); with no trigger the transcript is left unchanged.
+    ``manual`` (``--force``, a person's ``/compact``) compacts whether or not a trigger
+    fires, keeping the head, one summary and the retention window.
 
     Raises:
         NotATranscript: the transcript breaks provider rules.
+        UnknownEngine: the agent names no engine that exists.
+        EngineUnavailable: the engine cannot be built for the agent.
         CompactionFailed: the compaction could not complete (nothing is written).
+        ModelCallFailed: a summarising model refused the call (the ``llm`` engine).
     """
     ensure_provider_valid(transcript, source)
     context = transcript.context
-    threshold = agent.compaction_threshold()
-    config = agent.with_compaction_threshold().compact
-    compactor = Compactor(agent.compact, catalog=agent.tool_catalog())
+    engine = resolve_engine(agent)
     started = time.perf_counter()
-    trigger: Trigger
-    if force:
-        trigger = "forced"
-        outcome = compactor.compact(context, compactor.forced_strategy())
-        compacted, result = outcome.context, outcome.result
-    elif config.should_compact(context, context.token_count()):
-        trigger = "threshold"
-        engine = TieredEngine(FrameEngine(agent), agent)
-        outcome = anyio.run(engine.compress, context)
-        compacted, result = outcome.context, outcome.result
-    else:
+    outcome = anyio.run(_compress, engine, context, mode)
+    trigger: Trigger = "threshold" if mode == "automatic" else "forced"
+    if outcome is None:
         trigger = "none"
-        compacted, result = context, _unchanged(context, agent.compact.engine)
+        outcome = compaction_outcome(context, context, None, engine=engine.name)
+    result = outcome.result
     metrics = CompactionMetrics(
         input=source,
         agent=agent.id,
         trigger=trigger,
-        token_threshold=threshold,
+        token_threshold=agent.compaction_threshold(),
         tokens_before=result.original_tokens,
         tokens_after=result.compacted_tokens,
         messages_before=result.original_messages,
@@ -135,4 +139,4 @@ def compact_transcript(
         engine=result.engine,
         seconds=round(time.perf_counter() - started, 4),
     )
-    return transcript.with_context(compacted), metrics
+    return transcript.with_context(outcome.context), metrics

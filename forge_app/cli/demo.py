@@ -73,9 +73,7 @@ def demo_command(
     )
     err.print()
     err.print(Rule("1. compact: the whole transcript at once", align="left"))
-    compacted, metrics = compact_transcript(
-        transcript, agent, source=f"bundled {SESSION}", force=False
-    )
+    compacted, metrics = compact_transcript(transcript, agent, source=f"bundled {SESSION}")
     err.print(metrics_table(metrics))
     err.print("\n[bold]The summary message starts:[/bold]")
     err.print(_summary_preview(compacted), markup=False, highlight=False)

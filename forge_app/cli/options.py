@@ -10,7 +10,7 @@ import typer
 
 from forge_app.errors import InvalidAgentFile
 from forge_app.files._agents import DeprecatedAgentSyntax, default_agent, load_agent
-from forge_domain import Agent
+from forge_domain import Agent, CompactionMode
 
 AgentPath = Annotated[
     Path | None,
@@ -40,6 +40,11 @@ Session = Annotated[
         show_default=False,
     ),
 ]
+
+
+def compaction_mode(force: bool) -> CompactionMode:
+    """The mode ``--force`` asks for: ``manual`` (a person's ``/compact``), else ``automatic``."""
+    return "manual" if force else "automatic"
 
 
 def resolve_agent(path: Path | None, agent_id: str | None = None) -> Agent:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import overload
 
-from forge_domain.messages import Content, ContextMessage, TextMessage, ToolResult
+from forge_domain.messages import Content, ContentPart, ContextMessage, TextMessage, ToolResult
 
 __all__: list[str] = []  # internal: used by the engines, not part of the API
 
@@ -12,15 +12,14 @@ __all__: list[str] = []  # internal: used by the engines, not part of the API
 @overload
 def with_content(message: TextMessage, content: Content) -> TextMessage: ...
 @overload
-def with_content(message: ToolResult, content: Content) -> ToolResult: ...
+def with_content(message: ToolResult, content: str | tuple[ContentPart, ...]) -> ToolResult: ...
 @overload
-def with_content(message: ContextMessage, content: Content) -> ContextMessage: ...
+def with_content(
+    message: ContextMessage, content: str | tuple[ContentPart, ...]
+) -> ContextMessage: ...
 def with_content(message: ContextMessage, content: Content) -> ContextMessage:
-    """Return ``message`` with new content.
+    """Return ``message`` with ``content`` in place of its own, every other field kept.
 
-    Built from the fields rather than with ``model_copy``, which would carry the
-    cached ``approx_tokens`` of the old content over to the new message.
+    A tool result's content is never None: the overloads let only text messages take it.
     """
-    fields = {name: getattr(message, name) for name in type(message).model_fields}
-    fields["content"] = content
-    return type(message).model_validate(fields)
+    return message.model_copy(update={"content": content})

@@ -15,13 +15,14 @@ touched.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from forge_app.compaction._messages import with_content
 from forge_app.summary._redaction import redact
 from forge_domain.context import Context
 from forge_domain.messages import ContextMessage, ImagePart, TextMessage, ToolCall, ToolResult
+from forge_domain.summary_tools import TOOL_KIND_TABLE, ToolKindDefinition
 
 __all__ = ["Pruned", "prune_tool_outputs"]
 
@@ -29,7 +30,7 @@ PRUNED_MARKER = "[tool output pruned:"
 """How every placeholder starts (a result that already starts so is left alone)."""
 MIN_PRUNED_CHARS = 200
 """Outputs up to this many characters are kept: a placeholder would not be shorter."""
-_TARGET_KEYS = (
+_TARGET_FIRST = (
     "command",
     "cmd",
     "file_path",
@@ -39,12 +40,19 @@ _TARGET_KEYS = (
     "pattern",
     "glob",
     "query",
-    "url",
-    "question",
-    "name",
-    "agent_id",
-    "plan_name",
 )
+"""Arguments that say most about a call, tried first: a command, a file, a pattern (as
+several agents spell them)."""
+
+
+def _target_keys(rows: Iterable[ToolKindDefinition]) -> tuple[str, ...]:
+    """``_TARGET_FIRST``, then the default arguments of every kind (of ``rows``) whose
+    resource is a string: the arguments that say what a call acted on, in the order tried."""
+    kind_args = (n for row in rows if row.reading in ("path", "value", "command") for n in row.args)
+    return tuple(dict.fromkeys((*_TARGET_FIRST, *kind_args)))
+
+
+_TARGET_KEYS = _target_keys(TOOL_KIND_TABLE)
 _TARGET_CHARS = 80
 
 

@@ -11,22 +11,31 @@ factory (usually the engine class) called as ``factory(agent, **options)``::
 Options a factory does not accept are not passed to it (so one set of options,
 ``cwd=…, client=…``, serves every engine). Built-ins cannot be replaced by a
 plugin of the same name. Built-in engines run inside :class:`TieredEngine`
-(prune first, fall back last); plugin engines are returned as they are.
+(prune first, fall back last); plugin engines are returned as they are, except
+that one whose ``compress`` still takes ``force: bool`` (the protocol before
+:data:`~forge_domain.CompactionMode`) is adapted to ``mode``.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from importlib.metadata import EntryPoint, entry_points
+from typing import cast
+
+import structlog
 
 from forge_app.compaction._frame_engine import FrameEngine
-from forge_app.compaction._tiers import TieredEngine
+from forge_app.compaction._tiers import TieredEngine, close_engine
 from forge_app.compaction.llm._engine import LLMEngine
 from forge_app.errors import EngineUnavailable, UnknownEngine
 from forge_domain.agent import Agent
-from forge_domain.engine import ContextEngine
+from forge_domain.context import Context
+from forge_domain.engine import CompactionMode, ContextEngine
+from forge_domain.json import JsonObject
+from forge_domain.result import CompactionOutcome
+from forge_domain.usage import TokenCount, Usage
 
 __all__ = ["ENTRY_POINT_GROUP", "available_engines", "resolve_engine"]
 
@@ -35,6 +44,8 @@ ENTRY_POINT_GROUP = "forge.engines"
 
 EngineFactory = Callable[..., ContextEngine]
 """Builds an engine: ``factory(agent, **options)``."""
+
+_log = structlog.get_logger()
 
 
 def _tiered(inner: EngineFactory) -> EngineFactory:
@@ -101,4 +112,65 @@ def resolve_engine(agent: Agent, **options: object) -> ContextEngine:
     engine = _call(factory, agent, options)
     if not isinstance(engine, ContextEngine):
         raise EngineUnavailable(name, f"{entry_point.value} did not build a ContextEngine")
+    if _takes_force_flag(engine):
+        _log.warning(
+            "engine_protocol_outdated", engine=name, hint="compress(mode=) replaces force="
+        )
+        return _ForceFlagEngine(engine)
     return engine
+
+
+def _takes_force_flag(engine: ContextEngine) -> bool:
+    try:
+        parameters = inspect.signature(engine.compress).parameters
+    except (TypeError, ValueError):  # no signature to read: assume the current protocol
+        return False
+    return "force" in parameters and "mode" not in parameters
+
+
+class _ForceFlagEngine:
+    """An engine whose ``compress`` takes ``force: bool``, adapted to ``mode``.
+
+    Every mode but ``automatic`` is passed as ``force=True``. Plugins written
+    against the first protocol keep working; drop this in the next major version.
+    """
+
+    def __init__(self, engine: ContextEngine) -> None:
+        self.engine = engine
+        self.name = engine.name
+        self._compress = cast(Callable[..., Awaitable[CompactionOutcome]], engine.compress)
+
+    async def compress(
+        self, context: Context, *, focus: str | None = None, mode: CompactionMode = "automatic"
+    ) -> CompactionOutcome:
+        return await self._compress(context, focus=focus, force=mode != "automatic")
+
+    def update_model(self, context_length: int | None) -> None:
+        self.engine.update_model(context_length)
+
+    def update_from_response(self, usage: Usage) -> None:
+        self.engine.update_from_response(usage)
+
+    def should_compress(self, context: Context, token_count: TokenCount) -> bool:
+        return self.engine.should_compress(context, token_count)
+
+    def should_compress_preflight(self, context: Context) -> bool:
+        return self.engine.should_compress_preflight(context)
+
+    def on_session_start(self, session_id: str) -> None:
+        self.engine.on_session_start(session_id)
+
+    def on_session_end(self, session_id: str) -> None:
+        self.engine.on_session_end(session_id)
+
+    def on_session_reset(self) -> None:
+        self.engine.on_session_reset()
+
+    def tool_schemas(self) -> tuple[JsonObject, ...]:
+        return self.engine.tool_schemas()
+
+    async def handle_tool_call(self, name: str, arguments: JsonObject) -> str:
+        return await self.engine.handle_tool_call(name, arguments)
+
+    async def aclose(self) -> None:
+        await close_engine(self.engine)

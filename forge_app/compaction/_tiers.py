@@ -6,8 +6,8 @@
    It reads the unpruned context, so a summariser sees real outputs rather
    than placeholders; its result is pruned again afterwards.
 3. **Fall back**: the deterministic compactor with the budget as ``max_tokens``
-   and the manual strategy, which shrinks the retained tail and then the
-   summary's texts until the context fits.
+   (the automatic strategy; the manual one when forced), which shrinks the
+   retained tail and then the summary's texts until the context fits.
 4. **Cut**: the largest texts left (tool outputs and assistant texts, then
    other user texts) are cut to a common length with a visible marker; the
    task (the last user message before the first assistant one) only to meet
@@ -20,7 +20,12 @@ the next compaction is many turns away. The retention and eviction windows
 choose the span as in forge; when honouring them would leave the context over
 the budget, the budget wins. A tier runs only when the tiers before it left the
 context over budget; when the context was within budget to begin with (another
-trigger fired, or a manual compaction) the summary tier always runs.
+trigger fired) the summary tier always runs.
+
+The :data:`~forge_domain.CompactionMode` decides how far it goes: ``automatic``
+may stop after pruning; ``forced`` always summarises, keeps only the retention
+window, and falls back with the manual strategy; ``manual`` (a person's
+``/compact``) is the summary tier alone: head, summary and retention window.
 """
 
 from __future__ import annotations
@@ -34,18 +39,29 @@ from forge_app.compaction._fit import cut_to_fit
 from forge_app.compaction._pruning import Pruned, prune_tool_outputs
 from forge_domain.agent import Agent
 from forge_domain.context import Context
-from forge_domain.engine import ContextEngine
+from forge_domain.engine import (
+    BaseContextEngine,
+    CompactionMode,
+    ContextEngine,
+    compaction_outcome,
+)
 from forge_domain.json import JsonObject
-from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
+from forge_domain.result import CompactionOutcome, CompactionResult
 from forge_domain.tool_catalog import ToolCatalog
-from forge_domain.usage import TokenCount, Usage
+from forge_domain.usage import Usage
 
-__all__ = ["TieredEngine"]
+__all__ = ["TieredEngine", "close_engine"]
 
 
 @runtime_checkable
 class _Closable(Protocol):
     async def aclose(self) -> None: ...
+
+
+async def close_engine(engine: ContextEngine) -> None:
+    """Release what ``engine`` holds (an HTTP client), when it has an ``aclose()``."""
+    if isinstance(engine, _Closable):
+        await engine.aclose()
 
 
 def _to_original(
@@ -67,8 +83,13 @@ def _to_original(
     )
 
 
-class TieredEngine:
-    """Wraps a summarising engine in the prune tier and the fallback tier."""
+class TieredEngine(BaseContextEngine):
+    """Wraps a summarising engine in the prune tier and the fallback tier.
+
+    Its triggers are the defaults of :class:`BaseContextEngine` (the agent's, against
+    its safety threshold); the wrapped engine is told the window and the session
+    events, and writes the summaries.
+    """
 
     def __init__(
         self,
@@ -84,47 +105,30 @@ class TieredEngine:
         """Wrap ``summary`` (whose name this engine takes) for ``agent``."""
         self.summary = summary
         self.name = summary.name
-        self._agent = agent
         self._cwd = cwd
         self._template_dir = template_dir
         self._catalog = catalog if catalog is not None else agent.tool_catalog()
         self._tail_ratio = tail_ratio
-        self._set_threshold(context_length)
-
-    @property
-    def threshold(self) -> int:
-        """The token count at which automatic compaction fires."""
-        return self._threshold
+        super().__init__(agent, context_length=context_length)
 
     @property
     def budget(self) -> int:
         """The most tokens a compacted context may hold (:meth:`Compact.target_tokens`)."""
-        return self._agent.compact.target_tokens(self._threshold)
-
-    def _set_threshold(self, context_length: int | None) -> None:
-        self._threshold = self._agent.compaction_threshold(context_length)
+        return self.compact.target_tokens(self.threshold)
 
     def _fits(self, context: Context) -> bool:
         return int(context.token_count()) <= self.budget
 
-    # -- delegated ----------------------------------------------------------------------
+    # -- told to the wrapped engine -------------------------------------------------------
 
     def update_model(self, context_length: int | None) -> None:
-        """Recompute thresholds here and in the wrapped engine."""
-        self._set_threshold(context_length)
+        """Recompute the threshold here and in the wrapped engine."""
+        super().update_model(context_length)
         self.summary.update_model(context_length)
 
     def update_from_response(self, usage: Usage) -> None:
         """Forwarded to the wrapped engine."""
         self.summary.update_from_response(usage)
-
-    def should_compress(self, context: Context, token_count: TokenCount) -> bool:
-        """Forwarded to the wrapped engine."""
-        return self.summary.should_compress(context, token_count)
-
-    def should_compress_preflight(self, context: Context) -> bool:
-        """Forwarded to the wrapped engine."""
-        return self.summary.should_compress_preflight(context)
 
     def on_session_start(self, session_id: str) -> None:
         """Forwarded to the wrapped engine."""
@@ -135,11 +139,11 @@ class TieredEngine:
         self.summary.on_session_end(session_id)
 
     def on_session_reset(self) -> None:
-        """Forwarded to the wrapped engine."""
+        """Forwarded to the wrapped engine (the llm engine forgets its cooldown)."""
         self.summary.on_session_reset()
 
     def tool_schemas(self) -> tuple[JsonObject, ...]:
-        """Forwarded to the wrapped engine."""
+        """The wrapped engine's tools."""
         return self.summary.tool_schemas()
 
     async def handle_tool_call(self, name: str, arguments: JsonObject) -> str:
@@ -148,24 +152,32 @@ class TieredEngine:
 
     async def aclose(self) -> None:
         """Release what the wrapped engine holds (the llm engine's HTTP client)."""
-        if isinstance(self.summary, _Closable):
-            await self.summary.aclose()
+        await close_engine(self.summary)
 
     # -- the tiers ----------------------------------------------------------------------
 
     async def compress(
-        self, context: Context, *, focus: str | None = None, force: bool = False
+        self, context: Context, *, focus: str | None = None, mode: CompactionMode = "automatic"
     ) -> CompactionOutcome:
         """Prune, summarise and fall back, stopping as soon as the context fits the budget.
 
         The summary tier reads the unpruned context (a summariser should see the
         real outputs, not placeholders); its result is pruned again afterwards.
+        Only ``automatic`` may stop after pruning; a ``manual`` compaction is the
+        summary tier alone (head, summary and retention window, as asked).
         """
+        if mode == "manual":
+            return await self.summary.compress(context, focus=focus, mode=mode)
         pruned = self._prune(context)
-        if pruned.indices and not force and not self._fits(context) and self._fits(pruned.context):
+        if (
+            pruned.indices
+            and mode == "automatic"
+            and not self._fits(context)
+            and self._fits(pruned.context)
+        ):
             span = (pruned.indices[0], pruned.indices[-1])
             return self._outcome(context, pruned.context, [span], "prune", None)
-        outcome = await self.summary.compress(context, focus=focus, force=force)
+        outcome = await self.summary.compress(context, focus=focus, mode=mode)
         summarised = outcome.result.compacted_range if outcome.changed() else None
         engine = outcome.result.engine if summarised is not None else "prune"
         ranges = [summarised] if summarised is not None else []
@@ -176,15 +188,12 @@ class TieredEngine:
             ranges.append(_to_original(span, summarised, shift))
         current = repruned.context
         if not self._fits(current):
-            config = self._agent.compact.model_copy(
-                update={"max_tokens": self.budget, "token_threshold": self._threshold}
-            )
+            config = self.compact.model_copy(update={"max_tokens": self.budget})
             compactor = Compactor(
                 config, cwd=self._cwd, template_dir=self._template_dir, catalog=self._catalog
             )
-            fallback = compactor.compact(
-                current, None if not force else compactor.forced_strategy()
-            )
+            strategy = compactor.forced_strategy() if mode == "forced" else None
+            fallback = compactor.compact(current, strategy)
             if fallback.result.compacted_range is not None:
                 ranges.append(_to_original(fallback.result.compacted_range, summarised, shift))
                 current, engine = fallback.context, fallback.result.engine
@@ -199,8 +208,8 @@ class TieredEngine:
         protect = tail_start(
             list(context),
             lower=0,
-            min_messages=self._agent.compact.retention_window,
-            token_budget=int(self._threshold * self._tail_ratio),
+            min_messages=self.compact.retention_window,
+            token_budget=int(self.threshold * self._tail_ratio),
         )
         return prune_tool_outputs(context, protect)
 
@@ -212,20 +221,13 @@ class TieredEngine:
         engine: str,
         summary_result: CompactionResult | None,
     ) -> CompactionOutcome:
-        max_tokens = self._agent.compact.max_tokens
-        status: BudgetStatus = "not_set"
-        if max_tokens is not None:
-            status = "met" if int(after.token_count()) <= max_tokens else "exhausted"
         span = (min(s for s, _ in ranges), max(e for _, e in ranges)) if ranges else None
-        result = CompactionResult(
-            original_tokens=int(before.token_count()),
-            compacted_tokens=int(after.token_count()),
-            original_messages=len(before),
-            compacted_messages=len(after),
-            compacted_range=span,
-            budget_status=status,
+        return compaction_outcome(
+            before,
+            after,
+            span,
             engine=engine if span is not None else self.name,
+            max_tokens=self.compact.max_tokens,
             summary_usage=summary_result.summary_usage if summary_result else None,
             coverage=summary_result.coverage if summary_result else None,
         )
-        return CompactionOutcome(context=after if span is not None else before, result=result)

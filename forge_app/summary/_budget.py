@@ -31,7 +31,7 @@ from forge_domain.summary import (
     TextItem,
     ToolCallItem,
 )
-from forge_domain.summary_tools import ShellTool
+from forge_domain.summary_tools import FILE_CHANGING_KINDS, ShellTool
 
 __all__ = [
     "COMMAND_LIMIT",
@@ -73,7 +73,7 @@ _NOUNS: dict[OmittedKind, tuple[str, str]] = {
     "repeated_ask": ("repeated user ask", "repeated user asks"),
 }
 """How the note names each kind, in the order it lists them."""
-_KEPT_KINDS = frozenset({"file_update", "file_remove", "undo"})
+_KEPT_KINDS = FILE_CHANGING_KINDS
 """Tool lines that changed a file: a budget never drops them."""
 _ATTEMPTS = 4
 """Renders that correct an estimated cut before the hardest cut is taken."""
@@ -227,9 +227,10 @@ def _without(summary: ContextSummary, drops: Collection[Position]) -> ContextSum
                 continue
             contents.append(item)
         kept.append(contents)
-    # The blocks' own items and one new note: nothing to re-validate.
     blocks = [
-        SummaryBlock.of_items(block.role, tuple(contents))
+        block
+        if len(contents) == len(block.contents)
+        else SummaryBlock(role=block.role, contents=tuple(contents))
         for block, contents in zip(summary.blocks, kept, strict=True)
     ]
     note = omission_note(counts)
@@ -237,9 +238,9 @@ def _without(summary: ContextSummary, drops: Collection[Position]) -> ContextSum
         block_index, item_index = note_at
         contents = kept[block_index]
         contents.insert(item_index, note)
-        blocks[block_index] = SummaryBlock.of_items(Role.ASSISTANT, tuple(contents))
+        blocks[block_index] = SummaryBlock(role=Role.ASSISTANT, contents=tuple(contents))
     elif first_block is not None:
-        blocks.insert(first_block, SummaryBlock.of_items(Role.ASSISTANT, (note,)))
+        blocks.insert(first_block, SummaryBlock(role=Role.ASSISTANT, contents=(note,)))
     return ContextSummary.of_blocks(blocks)
 
 
@@ -291,7 +292,9 @@ def _cut_ask(item: SummaryItem, limit: int) -> SummaryItem:
 def _asks_limited(summary: ContextSummary, limit: int) -> ContextSummary:
     """``summary`` with the user's texts cut to ``limit`` characters where that shortens them."""
     blocks = tuple(
-        SummaryBlock.of_items(block.role, tuple(_cut_ask(item, limit) for item in block.contents))
+        SummaryBlock(
+            role=block.role, contents=tuple(_cut_ask(item, limit) for item in block.contents)
+        )
         if block.role == Role.USER
         else block
         for block in summary.blocks

@@ -1,4 +1,4 @@
-"""``compact --force`` in process, through typer's ``CliRunner``: what a manual /compact keeps."""
+"""``compact`` in process: what a manual /compact keeps, the agent's engine, exit statuses."""
 
 from __future__ import annotations
 
@@ -7,12 +7,15 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from forge_app.cli.app import app
+from forge_app.cli.app import app, main
 from forge_app.files._agents import default_agent
 from forge_app.summary._frame import is_summary_text
 from forge_domain import Context
 from forge_domain.validation import find_violations
+from tests.app.engine_sessions import coding_session
+from tests.app.fake_openai_server import FakeOpenAIServer, Reply
 from tests.app.test_cli import needs_sessions
+from tests.app.test_llm_engine import GOOD
 from tests.sessions import SESSIONS
 
 RETENTION = default_agent().compact.retention_window
@@ -107,3 +110,50 @@ def test_compact_over_threshold_writes_a_transcript_within_the_agent_target(tmp_
         find_violations(written),
     )
     assert actual == (0, "threshold", True, True, []), result.output
+
+
+def _engine_case(tmp_path, engine: str, *, base_url: str = "http://127.0.0.1:9/v1"):
+    """A coding session and an agent file whose ``compact.engine`` is ``engine``."""
+    session, agent = tmp_path / "s.json", tmp_path / "agent.yaml"
+    session.write_text(json.dumps(coding_session().to_openai()))
+    agent.write_text(
+        f"agents:\n  - id: coder\n    model: main-model\n    context_length: 4000\n"
+        f"    base_url: {base_url}\n    api_key_env: SUMMARY_KEY\n"
+        f"    compact: {{engine: {engine}, model: cheap-model}}\n"
+    )
+    return session, agent
+
+
+def test_compact_runs_the_agents_engine(tmp_path, monkeypatch):
+    monkeypatch.setenv("SUMMARY_KEY", "k")
+    metrics = tmp_path / "m.json"
+    with FakeOpenAIServer() as server:
+        server.script(Reply.text(GOOD))
+        session, agent = _engine_case(tmp_path, "llm", base_url=server.base_url)
+        args = ["compact", str(session), "-a", str(agent), "--force", "-o", str(tmp_path / "o")]
+        result = CliRunner().invoke(app, [*args, "--json-metrics", str(metrics)])
+        models = [request["model"] for request in server.requests]
+
+    reported = json.loads(metrics.read_text())
+    actual = (result.exit_code, reported["engine"], reported["trigger"], models)
+    assert actual == (0, "llm", "forced", ["cheap-model"]), result.output
+
+
+@pytest.mark.parametrize(
+    ("engine", "status", "message"),
+    [("nope", 2, "unknown context engine 'nope'"), ("llm", 1, "no API key")],
+    ids=["unknown engine: bad input", "summary model without a key: the job failed"],
+)
+def test_compact_exits_with_the_status_the_error_carries(
+    tmp_path, monkeypatch, capsys, engine, status, message
+):
+    for name in ("SUMMARY_KEY", "OPENAI_API_KEY", "FORGE_SUMMARY_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    session, agent = _engine_case(tmp_path, engine)
+
+    with pytest.raises(SystemExit) as exited:
+        main(["compact", str(session), "-a", str(agent), "--force", "-o", str(tmp_path / "o")])
+
+    stderr = capsys.readouterr().err
+    actual = (exited.value.code, message in stderr, (tmp_path / "o").exists())
+    assert actual == (status, True, False), stderr

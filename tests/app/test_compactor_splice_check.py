@@ -1,5 +1,5 @@
-"""The output check of ``Compactor.compact`` looks at the splice boundary only; it still
-catches every splice that breaks provider rules."""
+"""The output check of ``Compactor.compact`` (the whole output, with the input's rules)
+catches a splice that breaks provider rules."""
 
 from __future__ import annotations
 

@@ -2,26 +2,41 @@
 
 from __future__ import annotations
 
+import re
 import sys
 import textwrap
+from pathlib import Path
 
+import anyio
 import pytest
+from structlog.testing import capture_logs
 
 from forge_app.compaction._frame_engine import FrameEngine
 from forge_app.compaction._registry import available_engines, resolve_engine
 from forge_app.compaction._tiers import TieredEngine
 from forge_app.compaction.llm._engine import LLMEngine
 from forge_app.errors import EngineUnavailable, UnknownEngine
+from forge_app.runtime import CompactionHandler, Conversation, Hooks
 from forge_domain import Agent, Compact, ContextEngine
+from forge_domain.testing import pattern, pattern_of
 
 PLUGIN = "forge_test_dag_engine"
+
+README = Path(__file__).parents[2] / "README.md"
+
+
+def _readme_engine_example() -> str:
+    """The README's engine plugin example (the Python block that subclasses the base)."""
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.DOTALL)
+    return next(block for block in blocks if "(BaseContextEngine)" in block)
+
 
 PLUGIN_SOURCE = '''
 from forge_domain import CompactionOutcome, CompactionResult
 
 
 class DagEngine:
-    """A third-party engine that records how it was built."""
+    """A third-party engine implementing the whole protocol, without the base class."""
 
     name = "dag"
 
@@ -41,7 +56,7 @@ class DagEngine:
     def should_compress_preflight(self, context):
         return False
 
-    async def compress(self, context, *, focus=None, force=False):
+    async def compress(self, context, *, focus=None, mode="automatic"):
         result = CompactionResult(
             original_tokens=0, compacted_tokens=0, original_messages=0, compacted_messages=0
         )
@@ -63,6 +78,20 @@ class DagEngine:
         return "{}"
 
 
+class LegacyEngine(DagEngine):
+    """Written against the first protocol: ``compress(..., force=...)``."""
+
+    name = "legacy"
+
+    def __init__(self, agent):
+        super().__init__(agent)
+        self.forced = []
+
+    async def compress(self, context, *, focus=None, force=False):
+        self.forced.append(force)
+        return await super().compress(context, focus=focus)
+
+
 def not_an_engine(agent):
     return object()
 '''
@@ -73,6 +102,7 @@ def installed_plugin(tmp_path, monkeypatch):
     """A distribution on sys.path declaring two ``forge.engines`` entry points."""
     (tmp_path / PLUGIN).mkdir()
     (tmp_path / PLUGIN / "__init__.py").write_text(PLUGIN_SOURCE)
+    (tmp_path / "drop_engine.py").write_text(_readme_engine_example())
     dist_info = tmp_path / "forge_test_dag_engine-1.0.dist-info"
     dist_info.mkdir()
     (dist_info / "METADATA").write_text(
@@ -83,6 +113,8 @@ def installed_plugin(tmp_path, monkeypatch):
             f"""\
             [forge.engines]
             dag = {PLUGIN}:DagEngine
+            legacy = {PLUGIN}:LegacyEngine
+            drop = drop_engine:DropEngine
             broken = {PLUGIN}:not_an_engine
             missing = {PLUGIN}:NoSuchEngine
             frame = {PLUGIN}:DagEngine
@@ -92,6 +124,7 @@ def installed_plugin(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     yield
     sys.modules.pop(PLUGIN, None)
+    sys.modules.pop("drop_engine", None)
 
 
 def _agent(engine: str, **fields: object) -> Agent:
@@ -109,7 +142,7 @@ def test_resolve_engine_loads_a_third_party_engine_with_the_options_it_accepts(i
 def test_available_engines_lists_built_ins_and_plugins(installed_plugin):
     actual = available_engines()
 
-    assert actual == ("broken", "dag", "frame", "llm", "missing")
+    assert actual == ("broken", "dag", "drop", "frame", "legacy", "llm", "missing")
 
 
 def test_a_plugin_cannot_replace_a_built_in(installed_plugin):
@@ -141,3 +174,36 @@ def test_resolve_engine_builds_the_llm_engine_in_tiers():
 
 def test_the_plugin_is_gone_after_the_test():
     assert "dag" not in available_engines()
+
+
+def test_the_readme_engine_plugin_runs_under_the_handler(installed_plugin):
+    agent = _agent("drop", context_length=1_000).model_copy(
+        update={"compact": Compact(engine="drop", retention_window=2)}
+    )
+    engine = resolve_engine(agent)
+    handler = CompactionHandler(engine, agent)
+    hooks = Hooks(builtins=[("compaction", handler)])
+    conversation = Conversation(id="c", agent=agent, context=pattern("suauaua"), hooks=hooks)
+
+    result = anyio.run(handler.compact, conversation, "threshold")
+
+    actual = (
+        type(engine).__name__,
+        result.compacted_range if result else None,
+        pattern_of(conversation.context),
+        conversation.context[2].text,
+    )
+    assert actual == ("DropEngine", (2, 4), "suuua", "[3 earlier messages dropped]")
+
+
+def test_a_plugin_written_for_the_force_flag_still_compacts(installed_plugin):
+    agent = _agent("legacy")
+    context = pattern("suaua")
+
+    with capture_logs() as logs:
+        engine = resolve_engine(agent)
+    anyio.run(lambda: engine.compress(context, mode="forced"))
+    anyio.run(lambda: engine.compress(context))
+
+    actual = (engine.name, engine.engine.forced, [log["event"] for log in logs])
+    assert actual == ("legacy", [True, False], ["engine_protocol_outdated"])

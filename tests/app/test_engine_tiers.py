@@ -67,7 +67,7 @@ async def test_the_summary_tier_runs_when_pruning_is_not_enough():
 
 
 async def test_a_forced_compaction_summarises_even_when_pruning_was_enough():
-    outcome = await _tiered().compress(coding_session(), force=True)
+    outcome = await _tiered().compress(coding_session(), mode="forced")
 
     assert (outcome.result.engine, sum(is_summary_message(m) for m in outcome.context)) == (
         "frame",

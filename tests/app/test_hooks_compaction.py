@@ -181,7 +181,7 @@ async def test_request_preflight_compacts_a_context_already_over_the_threshold()
     assert (spy.seen[0][1][0], conversation.compactions, engine.calls) == (
         "preflight",
         1,
-        [False],
+        ["automatic"],
     )
 
 
@@ -213,7 +213,7 @@ async def test_loop_guard_holds_back_after_an_ineffective_compaction_then_retrie
     kinds = [kind for kind, _ in spy.seen]
     actual = (held_after_retry, handler.suspended, kinds, spy.seen[2][1], spy.seen[-1][1])
     expected = (
-        (True, [False, True]),
+        (True, ["automatic", "forced"]),
         False,
         ["start", "end", "suspended", "start", "end", "suspended"],
         (1, 700, 970, 4),
@@ -251,7 +251,7 @@ async def test_loop_guard_judges_a_compaction_by_the_next_reported_usage():
     actual = (held, engine.calls, kinds)
     assert actual == (
         (1, True),
-        [False, True],
+        ["automatic", "forced"],
         ["start", "end", "suspended", "start", "end"],
     )
 
@@ -269,7 +269,12 @@ async def test_context_overflow_forces_a_compaction_even_when_held_back():
     )
 
     actual = (handler.suspended, engine.calls, spy.seen[-1], find_violations(conversation.context))
-    assert actual == (True, [False, True], ("end", ("context_length_exceeded", (2, 9))), [])
+    assert actual == (
+        True,
+        ["automatic", "forced"],
+        ("end", ("context_length_exceeded", (2, 9))),
+        [],
+    )
 
 
 def test_handler_threshold_uses_the_model_window_over_the_agent_one():

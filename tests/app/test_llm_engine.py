@@ -220,7 +220,7 @@ async def test_llm_engine_forced_compaction_ignores_the_cooldown(server, engine)
     server.script(Reply.error(500), Reply.text(GOOD))
 
     await engine.compress(coding_session())
-    forced = await engine.compress(coding_session(), force=True)
+    forced = await engine.compress(coding_session(), mode="forced")
 
     assert (len(server.requests), forced.result.engine) == (2, "llm")
 
@@ -261,7 +261,7 @@ async def test_llm_engine_in_tiers_reads_real_outputs_when_forced(server, client
     engine = resolve_engine(coding_agent(), client=client, cwd="/repo")
     server.script(Reply.text(GOOD))
 
-    outcome = await engine.compress(coding_session(), force=True)
+    outcome = await engine.compress(coding_session(), mode="forced")
 
     assert (
         outcome.result.engine,
@@ -280,7 +280,7 @@ async def test_llm_engine_real_sessions_stay_valid_and_shrink(server, client, mo
     fixture = Context.from_openai(json.loads(path.read_text()))
     engine = resolve_engine(coding_agent(), client=client, context_length=200_000)
 
-    outcome = await engine.compress(fixture, force=True)
+    outcome = await engine.compress(fixture, mode="forced")
 
     assert (
         find_violations(outcome.context),
@@ -296,7 +296,7 @@ async def test_llm_engine_builds_and_closes_its_own_client(server, monkeypatch):
     engine = resolve_engine(agent, max_retries=0)
     server.script(Reply.text(GOOD))
 
-    outcome = await engine.compress(coding_session(), force=True)
+    outcome = await engine.compress(coding_session(), mode="forced")
     await engine.aclose()
 
     assert (outcome.result.engine, server.requests[0]["model"]) == ("llm", "cheap-model")

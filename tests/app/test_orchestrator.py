@@ -243,7 +243,7 @@ async def test_context_length_exceeded_forces_a_compaction_and_retries_once():
         "overflow" in log.names,
         conversation.context[-1].text,
     )
-    assert actual == ([10, 4], [True], True, "fits now")
+    assert actual == ([10, 4], ["forced"], True, "fits now")
 
 
 @pytest.mark.anyio

@@ -1,6 +1,8 @@
-"""Messages: token estimates, the per-message cache, factories and predicates."""
+"""Messages: token estimates, parsed arguments, factories and predicates."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from hypothesis import given
@@ -81,13 +83,6 @@ def test_message_approx_tokens_of_our_fields(message, expected):
     assert actual == expected
 
 
-def test_message_approx_tokens_is_computed_once():
-    message = TextMessage.user("abcdefgh")
-    first = message.approx_tokens
-    actual = (first, message.__dict__.get("approx_tokens"))
-    assert actual == (2, 2)
-
-
 @pytest.mark.parametrize(
     ("message", "update", "expected"),
     [
@@ -123,6 +118,59 @@ def test_tool_call_parsed_arguments(arguments, expected):
     call = ToolCall(id="c", name="read", arguments=arguments)
     actual = (call.has_valid_arguments(), call.parsed_arguments)
     assert actual == expected
+
+
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text(st.characters(exclude_categories=("Cs",))),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(st.characters(exclude_categories=("Cs",)), max_size=6), inner)
+    ),
+    max_leaves=10,
+)
+"""JSON documents as agents write them: any value, no lone surrogate (UTF-8 cannot hold one)."""
+
+
+def _json_loads_outcome(text: str) -> object:
+    try:
+        return ("value", json.loads(text))
+    except ValueError:
+        return ("invalid",)
+
+
+def _parsed_outcome(call: ToolCall) -> object:
+    try:
+        return ("value", call.parsed_arguments)
+    except InvalidArguments:
+        return ("invalid",)
+
+
+@given(JSON_VALUES, st.sampled_from(["", " ", "\n", "\t\r "]), st.booleans())
+def test_tool_call_parsed_arguments_are_what_json_loads_reads(value, padding, indent):
+    text = padding + json.dumps(value, indent=2 if indent else None) + padding
+    call = ToolCall(id="c", name="n", arguments=text)
+    assert _parsed_outcome(call) == _json_loads_outcome(text)
+
+
+@given(st.text(alphabet='{}[]":,0123456789.eE-+ \ntrufalsn\\', max_size=30))
+def test_tool_call_arguments_are_invalid_where_json_loads_fails(text):
+    call = ToolCall(id="c", name="n", arguments=text)
+    assert _parsed_outcome(call) == _json_loads_outcome(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['"\\ud800"', "[" * 300 + "]" * 300],
+    ids=["lone-surrogate-escape", "nested-300-deep"],
+)
+def test_tool_call_arguments_json_loads_accepts_but_pydantic_core_rejects(text):
+    call = ToolCall(id="c", name="n", arguments=text)
+    actual = (call.has_valid_arguments(), _parsed_outcome(call), _json_loads_outcome(text)[0])
+    assert actual == (False, ("invalid",), "value")
 
 
 @pytest.mark.parametrize(

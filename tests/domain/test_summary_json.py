@@ -1,4 +1,4 @@
-"""ContextSummary.json_data is exactly model_dump(mode="json"), for every tool kind."""
+"""A summary's JSON form (its `summary_data`, folded by a later compaction) reads back as it."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ TOOLS = [
 
 
 @pytest.mark.parametrize("tool", TOOLS, ids=[f"{i}-{tool.kind}" for i, tool in enumerate(TOOLS)])
-def test_json_data_of_each_tool_kind(tool):
+def test_summary_json_round_trip_of_each_tool_kind(tool):
     summary = ContextSummary(
         blocks=(
             SummaryBlock(role=Role.USER, contents=(TextItem(text="go"),)),
@@ -70,26 +70,23 @@ def test_json_data_of_each_tool_kind(tool):
             ),
         )
     )
-    assert summary.json_data() == summary.model_dump(mode="json")
+    assert ContextSummary.model_validate(summary.model_dump(mode="json")) == summary
 
 
-def test_json_data_of_every_tool_class_is_covered():
+def test_summary_json_round_trip_covers_every_tool_class():
     assert {type(tool) for tool in TOOLS} == {
         cls for cls in ToolCallItem.model_fields["tool"].annotation.__args__
     }
 
 
 @pytest.mark.parametrize("path", session_paths(), ids=lambda path: path.stem)
-def test_json_data_of_real_sessions(path):
+def test_summary_json_round_trip_of_real_sessions(path):
     context = Context.from_openai(json.loads(path.read_text(encoding="utf-8")))
     summary = ContextSummary.from_messages(list(context))
-    data = summary.json_data()
-    assert data == summary.model_dump(mode="json")
-    compact = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
-    assert compact == summary.model_dump_json()  # same key order too
+    assert ContextSummary.model_validate(summary.model_dump(mode="json")) == summary
 
 
-def test_json_data_of_merged_lines_and_an_omission_note():
+def test_summary_json_round_trip_of_merged_lines_and_an_omission_note():
     summary = ContextSummary(
         blocks=(
             SummaryBlock(
@@ -107,4 +104,4 @@ def test_json_data_of_merged_lines_and_an_omission_note():
             ),
         )
     )
-    assert summary.json_data() == summary.model_dump(mode="json")
+    assert ContextSummary.model_validate(summary.model_dump(mode="json")) == summary

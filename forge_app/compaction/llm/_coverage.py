@@ -19,7 +19,7 @@ from forge_app.compaction.llm._prompt import VERIFIED_FACTS_HEADING
 from forge_app.summary._redaction import redact
 from forge_domain.messages import Role
 from forge_domain.summary import ContextSummary, TextItem
-from forge_domain.summary_tools import FileRemoveTool, FileUpdateTool, ShellTool, UndoTool
+from forge_domain.summary_tools import FILE_CHANGING_KINDS, FileTool, ShellTool
 
 __all__ = ["Coverage", "Facts", "check_coverage"]
 
@@ -126,7 +126,7 @@ def facts_of(raw: ContextSummary, transformed: ContextSummary) -> Facts:
     commands: list[str] = []
     for item in transformed.tool_calls():
         tool = item.tool
-        if isinstance(tool, FileUpdateTool | FileRemoveTool | UndoTool):
+        if isinstance(tool, FileTool) and tool.kind in FILE_CHANGING_KINDS:
             paths.append(tool.path)
         elif isinstance(tool, ShellTool) and not item.is_success:
             commands.append(_one_line(tool.command, _COMMAND_CHARS))

@@ -32,14 +32,14 @@ import structlog
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-from forge_app.compaction._compactor import SUMMARY_TEXT_LIMIT
+from forge_app.compaction._compactor import SUMMARY_TEXT_LIMIT, ensure_valid_output
 from forge_app.compaction.llm._coverage import check_coverage, facts_of, with_verified_facts
 from forge_app.compaction.llm._guard import CompactionGuard
 from forge_app.compaction.llm._prompt import SECTIONS, framed, summary_prompt
 from forge_app.compaction.llm._serialize import SerializationLimits, serialize_span
 from forge_app.compaction.llm._span import Span, find_span, frame_of
 from forge_app.compaction.llm._splice import splice_summary
-from forge_app.errors import CompactionFailed, EngineUnavailable, SummaryAuthFailed
+from forge_app.errors import EngineUnavailable, SummaryAuthFailed
 from forge_app.summary._budget import limit_texts
 from forge_app.summary._frame import SummaryFrame
 from forge_app.summary._redaction import redact
@@ -47,12 +47,12 @@ from forge_app.summary.transformers import SummaryTransformer
 from forge_domain.agent import DEFAULT_CONTEXT_WINDOW, Agent
 from forge_domain.carry import accumulated_usage, carry_reasoning
 from forge_domain.context import Context
-from forge_domain.json import JsonObject
-from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
+from forge_domain.engine import BaseContextEngine, CompactionMode, compaction_outcome
+from forge_domain.result import CompactionOutcome
 from forge_domain.summary import ContextSummary
 from forge_domain.tool_catalog import ToolCatalog
-from forge_domain.usage import TokenCount, Usage
-from forge_domain.validation import ensure_valid, find_violations
+from forge_domain.usage import Usage
+from forge_domain.validation import ensure_valid
 
 __all__ = ["LLMEngine"]
 
@@ -73,7 +73,7 @@ class _SummaryUnavailable(Exception):
     """The summary model did not deliver a usable summary (internal; triggers the fallback)."""
 
 
-class LLMEngine:
+class LLMEngine(BaseContextEngine):
     """Compacts with summaries written by an OpenAI-compatible model."""
 
     name = "llm"
@@ -125,7 +125,6 @@ class LLMEngine:
         if chosen is None:
             raise EngineUnavailable(self.name, "no summary model: set compact.model or model")
         self.model = chosen
-        self._agent = agent
         self._client = client
         self._owns_client = client is None
         self._base_url = base_url or os.environ.get(SUMMARY_BASE_URL_ENV) or agent.base_url
@@ -138,41 +137,22 @@ class LLMEngine:
         self._limits = limits if limits is not None else SerializationLimits()
         self._tail_ratio = tail_ratio
         self.guard = CompactionGuard(cooldown_seconds=cooldown_seconds, clock=clock)
-        self.update_model(context_length)
-
-    # -- thresholds and triggers ---------------------------------------------------------
-
-    @property
-    def threshold(self) -> int:
-        """The token count at which automatic compaction fires."""
-        return self._threshold
+        super().__init__(agent, context_length=context_length)
 
     def update_model(self, context_length: int | None) -> None:
-        """Recompute the threshold and budgets for a model with this window."""
-        window = context_length or self._agent.context_length or DEFAULT_CONTEXT_WINDOW
-        self._window = window
-        self._threshold = self._agent.compaction_threshold(context_length)
-        self._compact = self._agent.compact.model_copy(update={"token_threshold": self._threshold})
-
-    def update_from_response(self, usage: Usage) -> None:
-        """Nothing to do: the context carries the usage; the handler judges compactions."""
-
-    def should_compress(self, context: Context, token_count: TokenCount) -> bool:
-        """Any of the agent's triggers fires (tokens against the safety threshold)."""
-        return self._compact.should_compact(context, token_count)
-
-    def should_compress_preflight(self, context: Context) -> bool:
-        """The context is at or over the threshold before a request."""
-        return int(context.token_count()) >= self._threshold
+        """Recompute the threshold, and the window the summary's length derives from."""
+        super().update_model(context_length)
+        self._window = context_length or self.agent.context_length or DEFAULT_CONTEXT_WINDOW
 
     # -- compaction ----------------------------------------------------------------------
 
     async def compress(
-        self, context: Context, *, focus: str | None = None, force: bool = False
+        self, context: Context, *, focus: str | None = None, mode: CompactionMode = "automatic"
     ) -> CompactionOutcome:
         """Replace the span between head and tail with a summary.
 
-        ``focus`` gets most of the summary's length; ``force`` ignores the cooldown.
+        ``focus`` gets most of the summary's length; only an ``automatic``
+        compaction honours the cooldown.
 
         Raises:
             InvalidTranscript: the input breaks provider rules.
@@ -182,15 +162,17 @@ class LLMEngine:
         ensure_valid(context)
         span = find_span(
             list(context),
-            min_tail_messages=self._compact.retention_window,
-            tail_tokens=int(self._threshold * self._tail_ratio),
+            min_tail_messages=self.compact.retention_window,
+            tail_tokens=int(self.threshold * self._tail_ratio),
         )
         if span is None or sum(m.approx_tokens for m in span.messages) <= _FRAMING_TOKENS:
-            return self._outcome(context, context, None, self.name, None, None)
+            return compaction_outcome(
+                context, context, None, engine=self.name, max_tokens=self.compact.max_tokens
+            )
         raw, frame = frame_of(span, self._catalog, self._transform)
         frame = limit_texts(frame, SUMMARY_TEXT_LIMIT)
         facts = facts_of(raw, frame)
-        if self.guard.is_cooling_down() and not force:
+        if self.guard.is_cooling_down() and mode == "automatic":
             body, engine, usage, coverage = (
                 self._fallback(span, frame, "cooling down"),
                 "frame",
@@ -227,20 +209,28 @@ class LLMEngine:
         )
         messages = carry_reasoning(messages, span.messages, after=span.start)
         compacted = Context(messages, usage_floor=len(messages))
-        violations = find_violations(compacted)
-        if violations:
-            raise CompactionFailed("validate", "; ".join(str(v) for v in violations))
+        ensure_valid_output(compacted)
+        replaced: tuple[int, int] | None = (span.start, span.end)
         if compacted.token_count_approx() >= context.token_count_approx():
             _log.info("compaction_ineffective", engine=engine, start=span.start, end=span.end)
-            return self._outcome(context, context, None, engine, usage, coverage)
-        _log.info(
-            "context_compacted",
+            replaced = None
+        else:
+            _log.info(
+                "context_compacted",
+                engine=engine,
+                start=span.start,
+                end=span.end,
+                coverage=coverage,
+            )
+        return compaction_outcome(
+            context,
+            compacted,
+            replaced,
             engine=engine,
-            start=span.start,
-            end=span.end,
+            max_tokens=self.compact.max_tokens,
+            summary_usage=usage,
             coverage=coverage,
         )
-        return self._outcome(context, compacted, (span.start, span.end), engine, usage, coverage)
 
     async def _summarise(self, span: Span, focus: str | None) -> tuple[str, Usage | None]:
         turns = serialize_span([m for m in span.turns if not m.droppable], self._limits)
@@ -294,8 +284,8 @@ class LLMEngine:
 
         if self._client is None:
             key = self._api_key
-            if key is None and self._agent.api_key_env:
-                key = os.environ.get(self._agent.api_key_env)
+            if key is None and self.agent.api_key_env:
+                key = os.environ.get(self.agent.api_key_env)
             try:
                 self._client = openai.AsyncOpenAI(
                     api_key=key, base_url=self._base_url, max_retries=self._max_retries
@@ -310,51 +300,9 @@ class LLMEngine:
             await self._client.close()
             self._client = None
 
-    def _outcome(
-        self,
-        before: Context,
-        after: Context,
-        span: tuple[int, int] | None,
-        engine: str,
-        usage: Usage | None,
-        coverage: float | None,
-    ) -> CompactionOutcome:
-        max_tokens = self._compact.max_tokens
-        status: BudgetStatus = "not_set"
-        if max_tokens is not None:
-            status = "met" if after.token_count_approx() <= max_tokens else "exhausted"
-        result = CompactionResult(
-            original_tokens=int(before.token_count()),
-            compacted_tokens=int(after.token_count()),
-            original_messages=len(before),
-            compacted_messages=len(after),
-            compacted_range=span,
-            budget_status=status,
-            engine=engine,
-            summary_usage=usage,
-            coverage=coverage,
-        )
-        return CompactionOutcome(context=after, result=result)
-
-    # -- session lifecycle ---------------------------------------------------------------
-
-    def on_session_start(self, session_id: str) -> None:
-        """Nothing to prepare: the previous summary is read back from the context."""
-
-    def on_session_end(self, session_id: str) -> None:
-        """Nothing to release."""
-
     def on_session_reset(self) -> None:
-        """Forget cooldowns and counters."""
+        """Forget cooldowns and counters (the previous summary is read back from the context)."""
         self.guard.reset()
-
-    def tool_schemas(self) -> tuple[JsonObject, ...]:
-        """The llm engine offers no tools."""
-        return ()
-
-    async def handle_tool_call(self, name: str, arguments: JsonObject) -> str:
-        """The llm engine offers no tools, so every call is refused."""
-        raise NotImplementedError(f"the llm engine has no tool {name!r}")
 
 
 def _usage_of(response: object) -> Usage | None:

@@ -55,6 +55,7 @@ from forge_app.runtime._hookspecs import hookimpl
 from forge_app.runtime._model import ModelResponse
 from forge_domain import (
     Agent,
+    CompactionMode,
     CompactionResult,
     Context,
     ContextEngine,
@@ -221,9 +222,10 @@ class CompactionHandler:
         last = before.last_message()
         pending = isinstance(last, TextMessage) and bool(last.tool_calls)
         target = Context(before[:-1], usage_floor=before.usage_floor) if pending else before
-        force = reason in ("context_length_exceeded", "window") or self.ineffective > 0
+        forced = reason in ("context_length_exceeded", "window") or self.ineffective > 0
+        mode: CompactionMode = "forced" if forced else "automatic"
         try:
-            outcome = await self.engine.compress(target, force=force)
+            outcome = await self.engine.compress(target, mode=mode)
         except (ForgeAppError, ForgeDomainError) as exc:
             await hooks.dispatch(
                 CompactionFailedEvent(conversation=conversation, reason=reason, error=exc)

@@ -28,38 +28,36 @@ from operator import attrgetter
 
 from forge_domain.messages import Role
 from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, ToolCallItem
-from forge_domain.summary_tools import (
-    SummaryTool,
-)
+from forge_domain.summary_tools import TOOL_KIND_TABLE, SummaryTool, ToolKindDefinition
 
 __all__ = [
     "KeepLastOperation",
 ]
 
 
+def _key_of(definition: ToolKindDefinition) -> Callable[[SummaryTool], Hashable] | None:
+    """How a kind's operation key is read: the kind plus every field a reader sees
+    (``definition.shown``); None for a kind whose calls are never merged."""
+    if not definition.is_mergeable:
+        return None
+    if not definition.shown:
+        key = (definition.kind,)
+        return lambda tool: key
+    return attrgetter("kind", *definition.shown)
+
+
 _KEYS: dict[str, Callable[[SummaryTool], Hashable]] = {
-    **{kind: attrgetter("kind", "path") for kind in ("file_read", "file_update", "file_remove")},
-    "undo": attrgetter("kind", "path"),
-    "shell": attrgetter("kind", "command"),
-    "search": attrgetter("kind", "pattern"),
-    "sem_search": attrgetter("kind", "queries"),
-    "fetch": attrgetter("kind", "url"),
-    "followup": attrgetter("kind", "question"),
-    "plan": attrgetter("kind", "plan_name"),
-    "skill": attrgetter("kind", "name"),
-    "task": attrgetter("kind", "agent_id"),
-    "mcp": attrgetter("kind", "name"),
-    "generic": attrgetter("kind", "name", "arguments"),
-    "todo_read": lambda tool: ("todo_read",),
+    row.kind: key_of for row in TOOL_KIND_TABLE if (key_of := _key_of(row)) is not None
 }
-"""Per kind, the operation key: the kind plus what a reader sees (``todo_write``: none)."""
+"""Per kind of :data:`TOOL_KIND_TABLE`, how its operation key is read (``todo_write``: none)."""
 
 
 def operation_key(tool: SummaryTool) -> Hashable | None:
     """What makes two calls "the same operation"; None for calls that are never merged.
 
-    ``(kind, path)`` for file operations, ``(kind, command)`` for shell calls, … (see
-    ``_KEYS``); a dict lookup on ``kind`` rather than a ``match`` over sixteen classes.
+    ``(kind, path)`` for file operations, ``(kind, command)`` for shell calls,
+    ``(kind, name, arguments)`` for generic ones … (see ``_key_of``); a dict lookup on
+    ``kind`` rather than a ``match`` over sixteen classes.
     """
     key = _KEYS.get(tool.kind)
     return None if key is None else key(tool)
@@ -140,8 +138,8 @@ def aggregate_operations(summary: ContextSummary, /) -> ContextSummary:
             new is old for new, old in zip(contents, block.contents, strict=True)
         ):
             blocks.append(block)
-        else:  # the block's own items, some merged: nothing to re-validate
-            blocks.append(SummaryBlock.of_items(block.role, tuple(contents)))
+        else:
+            blocks.append(SummaryBlock(role=block.role, contents=tuple(contents)))
     return ContextSummary.of_blocks(blocks)
 
 
@@ -165,5 +163,4 @@ def _trimmed(block: SummaryBlock) -> SummaryBlock:
     contents = keep_last_operations(block.contents)
     if len(contents) == len(block.contents):
         return block
-    # A subset of the block's own items: nothing to re-validate.
-    return SummaryBlock.of_items(block.role, contents)
+    return SummaryBlock(role=block.role, contents=contents)

@@ -74,8 +74,7 @@ class StripWorkingDir:
         contents = tuple(self._item(item) for item in block.contents)
         if all(new is old for new, old in zip(contents, block.contents, strict=True)):
             return block
-        # Items of the same types with one string changed: nothing to re-validate.
-        return SummaryBlock.of_items(block.role, contents)
+        return SummaryBlock(role=block.role, contents=contents)
 
     def _item(self, item: SummaryItem) -> SummaryItem:
         if not isinstance(item, ToolCallItem):
