@@ -59,18 +59,14 @@ class FrameEngine(BaseContextEngine):
     ) -> CompactionOutcome:
         """Compact ``context``: the automatic strategy, else the manual one. ``focus`` is ignored.
 
-        A ``manual`` compaction runs with the agent's ``compact`` settings as
-        written: its summary budget does not derive from the safety threshold
-        (what ``forge-compact compact --force`` has always done; see plans/005).
+        Every mode uses the summary budget derived from the safety threshold
+        (:meth:`Compact.summary_budget`), so a manual ``/compact`` is bounded too.
         """
         compactor = self._compactor
         match mode:
             case "automatic":
                 return compactor.compact(context)
-            case "forced":
+            case "forced" | "manual":
                 return compactor.compact(context, compactor.forced_strategy())
-            case "manual":
-                manual = self._compactor_for(self.agent.compact)
-                return manual.compact(context, manual.forced_strategy())
             case _:
                 assert_never(mode)

@@ -157,3 +157,16 @@ def test_compact_exits_with_the_status_the_error_carries(
     stderr = capsys.readouterr().err
     actual = (exited.value.code, message in stderr, (tmp_path / "o").exists())
     assert actual == (status, True, False), stderr
+
+
+@needs_sessions
+@pytest.mark.parametrize("name", FORCED, ids=FORCED)
+def test_compact_force_summary_stays_within_the_summary_budget(tmp_path, name):
+    """A manual /compact is bounded like every compaction: 20% of the safety threshold."""
+    source, out = SESSIONS / f"{name}.json", tmp_path / "out.json"
+    agent = default_agent()
+    budget = agent.compact.summary_budget(agent.compaction_threshold())
+    result = CliRunner().invoke(app, ["compact", str(source), "--force", "-o", str(out)])
+    written = Context.from_openai(json.loads(out.read_text()))
+    summaries = [m.approx_tokens for m in written if is_summary_text(m.text)]
+    assert (result.exit_code, len(summaries), max(summaries) <= budget) == (0, 1, True)
