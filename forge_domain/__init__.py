@@ -41,6 +41,7 @@ from forge_domain.messages import (
 from forge_domain.openai_format import message_from_openai, message_to_openai
 from forge_domain.percentage import format_float, validate_percentage
 from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
+from forge_domain.shell_edits import UNKNOWN_PATH, shell_file_changes
 from forge_domain.strategy import (
     CompactionStrategy,
     Evict,
@@ -83,12 +84,27 @@ from forge_domain.summary_tools import (
     ToolReading,
     UndoTool,
 )
+from forge_domain.text_protocol import (
+    OBSERVATION_STARTS,
+    AnsweredAction,
+    TextAction,
+    TextTurns,
+    looks_like_observation,
+    text_action,
+    text_turns,
+)
 from forge_domain.todo import Todo, TodoChange, TodoStatus
-from forge_domain.tool_catalog import (
-    CallClassifier,
-    ToolCatalog,
-    is_mcp_name,
+from forge_domain.tool_catalog import CallClassifier, ToolCatalog, is_mcp_name
+from forge_domain.tool_outcome import (
+    EVIDENCE_CHARS,
+    EVIDENCE_SEPARATOR,
+    PRUNED_MARKER,
+    Outcome,
+    failure_evidence,
+    output_outcome,
     output_reports_failure,
+    pruned_output,
+    shows_traceback,
 )
 from forge_domain.tool_spec import ToolSpec
 from forge_domain.usage import TokenCount, Usage
@@ -97,10 +113,16 @@ from forge_domain.validation import Dialect, Violation, ensure_valid, find_viola
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_THRESHOLD_PERCENTAGE",
+    "EVIDENCE_CHARS",
+    "EVIDENCE_SEPARATOR",
     "FILE_CHANGING_KINDS",
+    "OBSERVATION_STARTS",
+    "PRUNED_MARKER",
     "TOOL_KINDS",
     "TOOL_KIND_TABLE",
+    "UNKNOWN_PATH",
     "Agent",
+    "AnsweredAction",
     "BaseContextEngine",
     "BudgetStatus",
     "CallClassifier",
@@ -138,6 +160,7 @@ __all__ = [
     "McpTool",
     "Min",
     "OtherPart",
+    "Outcome",
     "Percentage",
     "PlanTool",
     "PluginSelection",
@@ -152,9 +175,11 @@ __all__ = [
     "SummaryItem",
     "SummaryTool",
     "TaskTool",
+    "TextAction",
     "TextItem",
     "TextMessage",
     "TextPart",
+    "TextTurns",
     "Todo",
     "TodoChange",
     "TodoReadTool",
@@ -177,13 +202,21 @@ __all__ = [
     "compaction_outcome",
     "content_text",
     "ensure_valid",
+    "failure_evidence",
     "find_sequence_preserving_last_n",
     "find_violations",
     "format_float",
     "is_mcp_name",
     "is_valid",
+    "looks_like_observation",
     "message_from_openai",
     "message_to_openai",
+    "output_outcome",
     "output_reports_failure",
+    "pruned_output",
+    "shell_file_changes",
+    "shows_traceback",
+    "text_action",
+    "text_turns",
     "validate_percentage",
 ]

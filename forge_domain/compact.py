@@ -56,6 +56,8 @@ class Compact(BaseModel):
     """After an automatic compaction the context holds at most ``(1 - headroom) x threshold``."""
     summary_max_tokens: int | None = Field(default=None, ge=1)
     """Most tokens a summary may hold (unset: 20% of the threshold, within 400..10,000)."""
+    redact_secrets: bool = True
+    """Replace recognised secrets (API keys, tokens, passwords …) in every summary written."""
 
     def summary_budget(self, threshold: int | None = None) -> int:
         """The summary's token budget: ``summary_max_tokens``, else derived from the threshold.

@@ -10,6 +10,7 @@ input raises :class:`InvalidMessage` naming the index and field.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Mapping
 from typing import cast
 
@@ -196,18 +197,31 @@ def _token(raw: JsonValue) -> TokenCount:
     )
 
 
+def _cost(index: int, raw: JsonValue) -> float | None:
+    """``usage.cost`` as a float: None unless a number; a number no float holds is an error."""
+    if not isinstance(raw, int | float) or isinstance(raw, bool):
+        return None
+    try:
+        cost = float(raw)
+    except OverflowError:
+        cost = math.inf
+    if not math.isfinite(cost):
+        shown = repr(raw) if isinstance(raw, float) else "an integer beyond 1.8e308"
+        raise InvalidMessage(index, "usage.cost", f"expected a finite number, got {shown}")
+    return cost
+
+
 def _parse_usage(index: int, raw: JsonValue) -> Usage:
     if not isinstance(raw, dict):
         raise InvalidMessage(index, "usage", f"expected an object, got {_type_name(raw)}")
     details = raw.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else raw.get("cached_tokens")
-    cost = raw.get("cost")
     return Usage(
         prompt_tokens=_token(raw.get("prompt_tokens")),
         completion_tokens=_token(raw.get("completion_tokens")),
         total_tokens=_token(raw.get("total_tokens")),
         cached_tokens=_token(cached),
-        cost=float(cost) if isinstance(cost, int | float) and not isinstance(cost, bool) else None,
+        cost=_cost(index, raw.get("cost")),
         raw=dict(raw),
     )
 

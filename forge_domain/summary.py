@@ -8,15 +8,19 @@ builds its ``ContextSummary`` (forge-spec §9):
 * consecutive messages of one role merge into one block; tool results never end a
   block, so an assistant's calls and later assistant messages stay together;
 * a call succeeded when its result is not an error (the catalog may also read the
-  failure from the output text of agents that report exit codes in it);
+  failure from the output text of agents that report exit codes in it,
+  :mod:`forge_domain.tool_outcome`), and a failed call keeps a short excerpt of its
+  output as evidence;
+* a text-protocol agent's action and the user message answering it are summarised as
+  a call and its result (:mod:`forge_domain.text_protocol`);
 * ``todo_write`` calls record what they changed in the todo list (§9.2);
 * messages holding only images (or other non-text parts) are ignored.
 
-Two fields go beyond forge, both with defaults that mean "nothing happened", so
+Three fields go beyond forge, all with defaults that mean "nothing happened", so
 summaries stored before them still validate: a :class:`ToolCallItem` may stand for
-several calls of one operation (``earlier``, ``earlier_failures``), and a
-:class:`TextItem` may be the note a budgeted summary leaves where it dropped detail
-(``omitted``). Neither appears in forge's serde shape.
+several calls of one operation (``earlier``, ``earlier_failures``) and keep the evidence
+of a failure (``evidence``), and a :class:`TextItem` may be the note a budgeted summary
+leaves where it dropped detail (``omitted``). None appears in forge's serde shape.
 """
 
 from __future__ import annotations
@@ -27,7 +31,14 @@ from typing import Annotated, Literal, Self, TypeAlias, cast
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
 from forge_domain.json import JsonObject, JsonValue
-from forge_domain.messages import ContextMessage, Role, TextMessage, TextPart, ToolResult
+from forge_domain.messages import (
+    ContextMessage,
+    Role,
+    TextMessage,
+    TextPart,
+    ToolCall,
+    ToolResult,
+)
 from forge_domain.summary_tools import (
     FetchTool,
     FileReadTool,
@@ -52,8 +63,9 @@ from forge_domain.summary_tools import (
     tool_from_forge,
     tool_to_forge,
 )
+from forge_domain.text_protocol import text_turns
 from forge_domain.todo import Todo, apply_todos
-from forge_domain.tool_catalog import ToolCatalog
+from forge_domain.tool_catalog import CallClassifier, ToolCatalog
 
 __all__ = [
     "ContextSummary",
@@ -85,12 +97,15 @@ __all__ = [
 """The tool kinds are defined in :mod:`forge_domain.summary_tools` and re-exported here."""
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+EARLIER_ACTION = "(answer to the action above)"
+"""The tool name of the line an observation gets when its action was summarised before it."""
 _ROLES_BY_TITLE = {role.title: role for role in Role}
 
 
-OmittedKind: TypeAlias = ToolKind | Literal["narration", "repeated_ask"]
-"""What an omission note counts: calls of a tool kind, assistant texts (``narration``), or
-user texts said again later (``repeated_ask``)."""
+OmittedKind: TypeAlias = ToolKind | Literal["narration", "repeated_ask", "ask"]
+"""What an omission note counts: calls of a tool kind, assistant texts (``narration``),
+user texts said again later (``repeated_ask``), or the oldest user asks, when even cut
+they would not fit (``ask``)."""
 
 
 class TextItem(BaseModel):
@@ -126,6 +141,10 @@ class ToolCallItem(BaseModel):
     """Calls of the same operation merged into this line before the last one."""
     earlier_failures: int = Field(default=0, ge=0)
     """How many of the ``earlier`` calls failed."""
+    evidence: str | None = None
+    """A short excerpt of the output that shows the last failure of the calls this line
+    stands for (the error line, the end of a traceback, failing tests, the exit code); or
+    the traceback a call that did not fail printed. None when no output showed an error."""
 
     @model_validator(mode="after")
     def _failures_within_earlier(self) -> Self:
@@ -149,7 +168,8 @@ class ToolCallItem(BaseModel):
     def with_earlier(self, previous: ToolCallItem) -> ToolCallItem:
         """This line with ``previous`` (and every call it stands for) counted as earlier calls.
 
-        The id, tool and status stay this line's: it is the last call.
+        The id, tool and status stay this line's: it is the last call. The evidence is the
+        last one shown: this line's, else ``previous``'s (a failure a later pass followed).
         """
         return ToolCallItem(
             id=self.id,
@@ -157,6 +177,7 @@ class ToolCallItem(BaseModel):
             is_success=self.is_success,
             earlier=self.earlier + previous.calls,
             earlier_failures=self.earlier_failures + previous.failures,
+            evidence=self.evidence if self.evidence is not None else previous.evidence,
         )
 
 
@@ -192,36 +213,63 @@ class ContextSummary(BaseModel):
     def from_messages(
         cls, messages: Sequence[ContextMessage], catalog: ToolCatalog | None = None
     ) -> ContextSummary:
-        """Summarise ``messages`` (forge-spec §9); ``catalog`` classifies the tool calls."""
+        """Summarise ``messages`` (forge-spec §9); ``catalog`` classifies the tool calls.
+
+        A text-protocol agent's action and the user message answering it
+        (:func:`~forge_domain.text_protocol.text_turns`) are summarised like a call and
+        its result: the action leaves the assistant's text and becomes its call items, the
+        observation is their output. An observation stays a user text too only when nothing
+        but its place marks it as one and it shows no outcome (a person's reply to an
+        assistant that ended with a command reads like that). An action whose answer comes
+        after ``messages`` has no status; an answer whose action came before them is kept
+        only when it shows an error (:data:`EARLIER_ACTION`).
+        """
         catalog = catalog if catalog is not None else ToolCatalog.default()
         classifier = catalog.classifier()
         results = {m.call_id: m for m in messages if isinstance(m, ToolResult) and m.call_id}
+        turns = text_turns(messages)
+        outputs: dict[int, ToolResult] = {}  # per text action answered in ``messages``
+        skipped: set[int] = set()  # observations summarised with their action only
+        for index, answered in turns.answered.items():
+            if answered.observation is None:
+                continue
+            answer = ToolResult(call_id="", content=messages[answered.observation].text)
+            outputs[index] = answer
+            if answered.marked or catalog.outcome(answer) != "unknown":
+                skipped.add(answered.observation)
         blocks: list[SummaryBlock] = []
         role = Role.SYSTEM
         buffer: list[SummaryItem] = []
         todos: tuple[Todo, ...] = ()
-        for message in messages:
+        for index, message in enumerate(messages):
             if not isinstance(message, TextMessage) or message.role == Role.SYSTEM:
                 continue
-            if _is_only_media(message):
+            if index in skipped or _is_only_media(message):
                 continue
-            if message.role != role:
+            speaker = Role.ASSISTANT if index in turns.orphans else message.role
+            if speaker != role:
                 if buffer:
                     blocks.append(SummaryBlock(role=role, contents=tuple(buffer)))
                 buffer = []
-                role = message.role
-            if message.text:
-                buffer.append(TextItem(text=message.text))
-            calls = message.tool_calls or ()
+                role = speaker
+            if index in turns.orphans:
+                buffer.extend(_earlier_action(catalog, message.text))
+                continue
+            turn = turns.answered.get(index)
+            text = message.text if turn is None else turn.action.narration
+            if text:
+                buffer.append(TextItem(text=text))
+            calls = list(message.tool_calls or ())
             for call in calls:
                 result = results.get(call.id) if call.id else None
-                if result is None:
-                    output, success = None, False
-                else:
-                    output = result.text
-                    success = not catalog.has_failed(result, output)
-                for tool in classifier.tools(call, output, todos):
-                    buffer.append(ToolCallItem(id=call.id or None, tool=tool, is_success=success))
+                buffer.extend(_call_items(catalog, classifier, call, result, todos))
+            if turn is not None:
+                calls.append(turn.action.call)
+                output = outputs.get(index)
+                items = _call_items(catalog, classifier, turn.action.call, output, todos)
+                if output is None:  # answered after ``messages``: no status yet
+                    items = [item.model_copy(update={"is_success": True}) for item in items]
+                buffer.extend(items)
             for call in calls:
                 written = classifier.written_todos(call)
                 if written is not None:
@@ -264,6 +312,45 @@ class ContextSummary(BaseModel):
             ValueError: when a block, item or tool is not in forge's shape.
         """
         return cls(blocks=tuple(_block_from_forge(raw) for raw in blocks))
+
+
+def _earlier_action(catalog: ToolCatalog, output: str) -> list[ToolCallItem]:
+    """The line of an observation whose action came before the summarised messages: kept
+    only when it shows an error (the action's own line, in the record before, has no
+    status)."""
+    result = ToolResult(call_id="", content=output)
+    outcome = catalog.outcome(result, output)
+    evidence = catalog.evidence(result, output, outcome)
+    if outcome != "failed" and evidence is None:
+        return []
+    tool = GenericTool(name=EARLIER_ACTION)
+    return [ToolCallItem(id=None, tool=tool, is_success=outcome != "failed", evidence=evidence)]
+
+
+def _call_items(
+    catalog: ToolCatalog,
+    classifier: CallClassifier,
+    call: ToolCall,
+    result: ToolResult | None,
+    todos: Sequence[Todo],
+) -> list[ToolCallItem]:
+    """The items of one call: its outcome (a call with no result has failed, as in forge)
+    and evidence on each, except on the files a shell command was read to write: the
+    command's exit status is not theirs (``cat > f <<EOF … && pytest``), so they carry none."""
+    if result is None:
+        output, success, evidence = None, False, None
+    else:
+        output = result.text
+        outcome = catalog.outcome(result, output)
+        success, evidence = outcome != "failed", catalog.evidence(result, output, outcome)
+    tools = classifier.tools(call, output, todos)
+    from_command = isinstance(tools[0], ShellTool)
+    return [
+        ToolCallItem(id=call.id or None, tool=tool, is_success=success, evidence=evidence)
+        if position == 0 or not from_command
+        else ToolCallItem(id=call.id or None, tool=tool, is_success=True)
+        for position, tool in enumerate(tools)
+    ]
 
 
 def _joined(run: list[SummaryBlock]) -> SummaryBlock:

@@ -13,8 +13,10 @@ Departures from forge, on purpose:
 * one call can yield several items: a Codex/Hermes patch touching three files gives
   three file items;
 * a call whose result is not flagged as an error may still count as failed when its
-  output says so (:func:`output_reports_failure`), because OpenAI-format transcripts
-  have no error flag.
+  output says so (:mod:`forge_domain.tool_outcome`), because OpenAI-format transcripts
+  have no error flag;
+* a shell command that writes files (``sed -i``, ``cat > f``, ``mv`` …) also yields
+  a file item per path it writes or removes (:mod:`forge_domain.shell_edits`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from pydantic import BaseModel, ConfigDict
 from forge_domain.errors import InvalidArguments, InvalidToolSpec
 from forge_domain.json import JsonObject, JsonValue
 from forge_domain.messages import ToolCall, ToolResult
+from forge_domain.shell_edits import shell_file_changes
 from forge_domain.summary_tools import (
     FileRemoveTool,
     FileUpdateTool,
@@ -46,6 +49,13 @@ from forge_domain.summary_tools import (
 )
 from forge_domain.todo import TODO_STATUSES, Todo, todo_changes
 from forge_domain.tool_defaults import DEFAULT_TOOLS
+from forge_domain.tool_outcome import (
+    Outcome,
+    failure_evidence,
+    output_outcome,
+    output_reports_failure,
+    shows_traceback,
+)
 from forge_domain.tool_spec import ToolSpec
 
 __all__ = [
@@ -54,6 +64,7 @@ __all__ = [
     "is_mcp_name",
     "output_reports_failure",
 ]
+"""``output_reports_failure`` lives in :mod:`forge_domain.tool_outcome`; importable here too."""
 
 EXCERPT_CHARS = 120
 """Longest argument excerpt kept for a generic tool call."""
@@ -61,38 +72,8 @@ EXCERPT_CHARS = 120
 _MCP_NAME = re.compile(r"^mcp[_\-]", re.IGNORECASE)
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$")
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "fish"})
-_RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
-_EXIT_CODE = re.compile(r"\[(?:Command finished|The command completed) with exit code (-?\d+)\.?\]")
-_TRACEBACK = "Traceback (most recent call last)"
-_ERROR_PREFIXES = ("ERROR:", "Ran into [Errno", "Invalid `")
-
 FailureInference = Literal["output", "none"]
 """``output``: also read failures from output text; ``none``: trust ``is_error`` only."""
-
-
-def output_reports_failure(output: str) -> bool:
-    """Return True when a tool's output text says the tool failed.
-
-    Signals, strongest first (an explicit exit code decides on its own):
-
-    1. mini-swe-agent's ``<returncode>N</returncode>`` at the start, N != 0;
-    2. OpenHands' ``[Command finished with exit code N]`` /
-       ``[The command completed with exit code N.]`` at the end, N != 0;
-    3. an output that starts with ``ERROR:``, ``Ran into [Errno`` or ``Invalid ` ``
-       (OpenHands' editor, v0 and SDK);
-    4. a Python traceback anywhere (``Traceback (most recent call last)``).
-    """
-    # Substring searches first (no copies): the regexes run only on outputs that can match.
-    if output.find("<returncode>", 0, 200) >= 0:
-        code = _RETURNCODE.search(output[:200])
-        if code is not None:
-            return int(code.group(1)) != 0
-    if output.find(" exit code ", -400) >= 0:
-        codes = _EXIT_CODE.findall(output[-400:])
-        if codes:
-            return int(codes[-1]) != 0
-    head = output.lstrip() if output[:1].isspace() else output
-    return head.startswith(_ERROR_PREFIXES) or _TRACEBACK in output
 
 
 def is_mcp_name(name: str) -> bool:
@@ -212,16 +193,39 @@ class ToolCatalog(BaseModel):
         """The todo items ``call`` writes, or None when it writes no todo list."""
         return CallClassifier(self).written_todos(call)
 
-    def has_failed(self, result: ToolResult, output: str | None = None) -> bool:
-        """Return True when ``result`` reports a failure (flag, or output when inferring).
+    def outcome(self, result: ToolResult | None, output: str | None = None) -> Outcome:
+        """How the call ``result`` answers went: ``failed``, ``ok`` or ``unknown``.
 
-        ``output`` is ``result.text`` when the caller has read it already.
+        No result: ``unknown``. The error flag: ``failed``. Otherwise, when inferring,
+        what the output text shows (:func:`output_outcome`); without inference, ``unknown``
+        (no flag says nothing of success). ``output`` is ``result.text`` when the caller
+        has read it already.
         """
+        if result is None:
+            return "unknown"
         if result.is_error:
-            return True
+            return "failed"
         if self.failure_inference != "output":
-            return False
-        return output_reports_failure(result.text if output is None else output)
+            return "unknown"
+        return output_outcome(result.text if output is None else output)
+
+    def has_failed(self, result: ToolResult, output: str | None = None) -> bool:
+        """Return True when ``result`` reports a failure (flag, or output when inferring)."""
+        return self.outcome(result, output) == "failed"
+
+    def evidence(
+        self, result: ToolResult, output: str | None = None, outcome: Outcome | None = None
+    ) -> str | None:
+        """A short excerpt of why the call failed (:func:`failure_evidence`), or of the
+        traceback an unfailed call printed (a script can catch an exception and exit 0);
+        None for a call whose output shows no error. ``outcome`` is :meth:`outcome`'s, when
+        the caller has it already.
+        """
+        text = result.text if output is None else output
+        failed = (outcome or self.outcome(result, text)) == "failed"
+        if failed or (self.failure_inference == "output" and shows_traceback(text)):
+            return failure_evidence(text)
+        return None
 
 
 _Build = Callable[[ToolCall, JsonObject, "str | None", Sequence[Todo]], tuple[SummaryTool, ...]]
@@ -443,10 +447,12 @@ def _path_in_output(spec: ToolSpec, output: str | None) -> str | None:
 
 
 def _shell(spec: ToolSpec, arguments: JsonObject) -> tuple[SummaryTool, ...]:
+    """A shell call's command line, then the files it writes or removes (if it says)."""
+    cwd = next((v for n in ("cwd", "workdir") if isinstance(v := arguments.get(n), str)), "")
     for name in spec.resource_args:
         value = arguments.get(name)
         if isinstance(value, str):
-            return (_shell_tool(value),)
+            return (_shell_tool(value), *shell_file_changes(value, cwd))
         if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
             argv = cast(list[str], value)
             if argv[0] == "apply_patch" and len(argv) > 1:
@@ -456,8 +462,9 @@ def _shell(spec: ToolSpec, arguments: JsonObject) -> tuple[SummaryTool, ...]:
                 and argv[0].rsplit("/", 1)[-1] in _SHELLS
                 and argv[1] in ("-c", "-lc")
             ):
-                return (ShellTool(command=argv[2]),)
-            return (ShellTool(command=shlex.join(argv)),)
+                return (ShellTool(command=argv[2]), *shell_file_changes(argv[2], cwd))
+            command = shlex.join(argv)
+            return (ShellTool(command=command), *shell_file_changes(command, cwd))
     return ()
 
 

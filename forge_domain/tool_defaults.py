@@ -195,3 +195,20 @@ DEFAULT_TOOLS: JsonObject = {
     **OTHER_AGENT_TOOLS,
 }
 """Every built-in entry."""
+
+TEXT_PROTOCOL_COMMANDS: dict[str, str | None] = {
+    "open": "path",
+    "create": "filename",
+    "edit": None,
+    "insert": None,
+    "find_file": "file_name",
+    "search_dir": "search_term",
+    "search_file": "search_term",
+    "goto": None,
+    "scroll_up": None,
+    "scroll_down": None,
+    "submit": None,
+}
+"""SWE-agent's commands as a text-protocol agent writes them (``open src/a.py 120`` in a
+bare fence): each name and the argument its first word fills (None: none), so the catalog
+classifies them as it does SWE-agent's tool calls. Any other fenced command is ``bash``."""

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import glob
 import json
+import multiprocessing
 import os
+import time
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Annotated
 
@@ -21,7 +25,8 @@ from forge_app.errors import (
     TranscriptError,
     TranscriptNotFound,
 )
-from forge_app.files._transcripts import read_transcript, write_text_atomic, write_transcript
+from forge_app.files._transcripts import read_transcript, write_transcript
+from forge_domain import Agent, CompactionMode
 
 METRICS_FILE = "metrics.jsonl"
 """Name of the per-file metrics written into the output directory."""
@@ -48,6 +53,45 @@ def output_paths(files: list[Path], outdir: Path) -> list[Path]:
     return [outdir / path.resolve().relative_to(root) for path in files]
 
 
+_Done = tuple[int, CompactionMetrics | None, str | None]
+"""One file's outcome: its position, its metrics, or the error that stopped it."""
+
+
+def compact_file(index: int, path: Path, target: Path, agent: Agent, mode: CompactionMode) -> _Done:
+    """Read, compact and write one file; a bad file is reported, never raised.
+
+    Module-level so a worker process can run it (arguments and result are picklable).
+    """
+    if target.resolve() == path.resolve():
+        return index, None, f"{path}: the output would overwrite the input"
+    try:
+        compacted, metrics = compact_transcript(
+            read_transcript(path), agent, source=str(path), mode=mode
+        )
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_transcript(target, compacted)
+    except (TranscriptError, CompactionFailed, OutputNotWritten) as exc:
+        return index, None, str(exc)
+    return index, metrics.model_copy(update={"output": str(target)}), None
+
+
+def _run(jobs: int, work: list[tuple[int, Path, Path, Agent, CompactionMode]]) -> Iterator[_Done]:
+    """Each file's outcome as it completes: in this process for one job, else in a pool.
+
+    Workers start from a fork server (a clean process, not a fork of this one and its
+    progress-bar thread).
+    """
+    if jobs <= 1 or len(work) <= 1:
+        yield from (compact_file(*item) for item in work)
+        return
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([__name__])  # workers fork from a server that imported us
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        futures = [pool.submit(compact_file, *item) for item in work]
+        for future in as_completed(futures):
+            yield future.result()
+
+
 def batch_command(
     source: Annotated[
         str,
@@ -69,8 +113,22 @@ def batch_command(
     agent: AgentPath = None,
     agent_id: AgentId = None,
     force: Force = False,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            help="Files compacted at once, each in its own process. Default: the number of cores.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """Compact many transcripts; exit 1 if any file failed (the others are still written)."""
+    """Compact many transcripts; exit 1 if any file failed (the others are still written).
+
+    ``metrics.jsonl`` is written as files complete (in input order at the end of the
+    run for the table), so a run that is killed leaves the metrics of what it wrote.
+    """
     chosen = resolve_agent(agent, agent_id)
     files = find_transcripts(source)
     if not files:
@@ -78,34 +136,41 @@ def batch_command(
     if outdir.exists() and not outdir.is_dir():
         raise OutputNotWritten(outdir, "it exists and is not a directory")
     outdir.mkdir(parents=True, exist_ok=True)
-    rows: list[CompactionMetrics] = []
-    failures: list[tuple[str, str]] = []
+    workers = jobs or os.cpu_count() or 1
+    mode = compaction_mode(force)
+    targets = output_paths(files, outdir)
+    work = [
+        (i, path, target, chosen, mode)
+        for i, (path, target) in enumerate(zip(files, targets, strict=True))
+    ]
+    done: dict[int, tuple[CompactionMetrics | None, str | None]] = {}
+    started = time.perf_counter()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn())
-    with Progress(*columns, console=err, transient=True) as progress:
-        task = progress.add_task("compacting", total=len(files))
-        for path, target in zip(files, output_paths(files, outdir), strict=True):
-            progress.update(task, description=f"compacting {path.name}")
-            if target.resolve() == path.resolve():
-                failures.append((str(path), f"{path}: the output would overwrite the input"))
-                progress.advance(task)
-                continue
-            try:
-                compacted, metrics = compact_transcript(
-                    read_transcript(path), chosen, source=str(path), mode=compaction_mode(force)
-                )
-                target.parent.mkdir(parents=True, exist_ok=True)
-                write_transcript(target, compacted)
-            except (TranscriptError, CompactionFailed, OutputNotWritten) as exc:
-                failures.append((str(path), str(exc)))
-            else:
-                rows.append(metrics.model_copy(update={"output": str(target)}))
+    with (
+        Progress(*columns, console=err, transient=True) as progress,
+        (outdir / METRICS_FILE).open("w", encoding="utf-8") as metrics_file,
+    ):
+        task = progress.add_task(f"compacting ({workers} jobs)", total=len(files))
+        for index, metrics, error in _run(workers, work):
+            done[index] = (metrics, error)
+            line = (
+                metrics.model_dump_json()
+                if metrics is not None
+                else json.dumps({"input": str(files[index]), "error": error})
+            )
+            metrics_file.write(line + "\n")
+            metrics_file.flush()
             progress.advance(task)
-    lines = [row.model_dump_json() + "\n" for row in rows]
-    lines += [json.dumps({"input": name, "error": error}) + "\n" for name, error in failures]
-    write_text_atomic(outdir / METRICS_FILE, "".join(lines))
+    seconds = time.perf_counter() - started
+    rows = [m for i in sorted(done) if (m := done[i][0]) is not None]
+    failures = [(str(files[i]), e) for i in sorted(done) if (e := done[i][1]) is not None]
+    megabytes = sum(path.stat().st_size for path in files) / 1_000_000
     err.print(batch_table(rows, failures, outdir))
     for _, error in failures:
         fail(error)
-    err.print(f"metrics: {outdir / METRICS_FILE}")
+    err.print(
+        f"metrics: {outdir / METRICS_FILE}; {len(files)} files, {megabytes:.1f} MB in "
+        f"{seconds:.1f} s ({megabytes / seconds if seconds else 0:.1f} MB/s, {workers} jobs)"
+    )
     if failures:
         raise typer.Exit(1)

@@ -52,6 +52,8 @@ HEADERS = (
     "compactions",
     "ineffective",
     "largest summary",
+    "summary calls",
+    "summary prompt tokens",
     "task",
     "asks",
     "modified paths",
@@ -74,6 +76,8 @@ def markdown_table(rows: list[SessionEval]) -> str:
             str(r.compactions),
             str(r.ineffective),
             f"{r.largest_summary:,}",
+            str(r.summary_calls),
+            f"{r.summary_prompt_tokens:,}",
             *(_percent(getattr(r, kind)) for kind in KINDS),
             f"{r.billed / r.billed_uncompacted:.2f}" if r.billed_uncompacted else "-",
         )
@@ -83,7 +87,9 @@ def markdown_table(rows: list[SessionEval]) -> str:
         "",
         "Facts kept over all rows: "
         + ", ".join(f"{kind.replace('_', ' ')} {summary[kind]:.0%}" for kind in KINDS)
-        + f". Prompt tokens billed: {summary['cost_ratio']:.2f} of no compaction.",
+        + f". Prompt tokens billed: {summary['cost_ratio']:.2f} of no compaction."
+        + f" Summary calls: {sum(r.summary_calls for r in rows):,}"
+        + f" ({sum(r.summary_prompt_tokens for r in rows):,} prompt tokens).",
         "",
     ]
     return "\n".join(lines)

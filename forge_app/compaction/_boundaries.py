@@ -7,7 +7,7 @@ assistant message that made the calls instead).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from forge_domain.messages import ContextMessage, Role, TextMessage, ToolResult
 
@@ -18,28 +18,29 @@ def _is_role(message: ContextMessage, role: Role) -> bool:
     return isinstance(message, TextMessage) and message.role == role
 
 
-def head_end(messages: Sequence[ContextMessage], *, first_exchange: bool) -> int:
+def head_end(
+    messages: Sequence[ContextMessage],
+    *,
+    is_summary: Callable[[ContextMessage], bool] = lambda message: False,
+) -> int:
     """The index of the first message after the protected head.
 
-    The head is the leading system messages and, when ``first_exchange`` is
-    true (the first compaction of a conversation), the first user message and
-    the assistant's plain-text answer to it. An answer that calls tools is not
-    part of the head: its results would have to come along.
+    The head is what the frame engine never summarises either: the leading
+    system messages and the task, i.e. the user messages before the first
+    assistant message (an agent may put a demonstration before the task; it is
+    kept too). An earlier summary (``is_summary``) ends the head, so that it is
+    folded into the next summary instead of being kept forever.
     """
     index = 0
     while index < len(messages) and _is_role(messages[index], Role.SYSTEM):
         index += 1
-    if not first_exchange or index >= len(messages) or not _is_role(messages[index], Role.USER):
-        return index
-    index += 1
-    if index < len(messages):
-        answer = messages[index]
-        if (
-            isinstance(answer, TextMessage)
-            and answer.role == Role.ASSISTANT
-            and not answer.tool_calls
-        ):
-            index += 1
+    while (
+        index < len(messages)
+        and not _is_role(messages[index], Role.ASSISTANT)
+        and isinstance(messages[index], TextMessage)
+        and not is_summary(messages[index])
+    ):
+        index += 1
     return index
 
 

@@ -115,7 +115,7 @@ class Compactor:
         self.cwd = cwd
         self._frame = SummaryFrame(template_dir)
         self._catalog = catalog if catalog is not None else ToolCatalog.default()
-        self._transform = SummaryTransformer(cwd)
+        self._transform = SummaryTransformer(cwd, redact_secrets=compact.redact_secrets)
 
     def automatic_strategy(self) -> CompactionStrategy:
         """The strategy of automatic compaction: the more conservative of the two windows."""

@@ -1,10 +1,15 @@
 """The cheap tier: replace old tool outputs with one-line placeholders, no model involved.
 
 Outside the protected tail every tool result longer than a few lines has its
-content replaced by a line saying what was called, on what, how it went and
-how big the output was::
+content replaced by a line saying what was called, on what, how it went (with
+the evidence of a failure) and how big the output was::
 
-    [tool output pruned: bash `pytest -x` -> failed, 4,812 chars]
+    [tool output pruned: bash `make` -> failed: No rule to make target | exit code 2, 812 chars]
+    [tool output pruned: bash `ls -R` -> ok, 9,120 chars]
+    [tool output pruned: read `src/app.py`, 2,301 chars]
+
+How it went is the catalog's reading (:meth:`ToolCatalog.outcome`): ``ok`` only when
+the output shows success, nothing when it shows neither success nor failure.
 
 An output identical to an earlier one becomes a pointer to that earlier call.
 Every tool result message stays where it was (only its content changes), so
@@ -23,11 +28,11 @@ from forge_app.summary._redaction import redact
 from forge_domain.context import Context
 from forge_domain.messages import ContextMessage, ImagePart, TextMessage, ToolCall, ToolResult
 from forge_domain.summary_tools import TOOL_KIND_TABLE, ToolKindDefinition
+from forge_domain.tool_catalog import ToolCatalog
+from forge_domain.tool_outcome import PRUNED_MARKER, pruned_output
 
 __all__ = ["Pruned", "prune_tool_outputs"]
 
-PRUNED_MARKER = "[tool output pruned:"
-"""How every placeholder starts (a result that already starts so is left alone)."""
 MIN_PRUNED_CHARS = 200
 """Outputs up to this many characters are kept: a placeholder would not be shorter."""
 _TARGET_FIRST = (
@@ -54,6 +59,8 @@ def _target_keys(rows: Iterable[ToolKindDefinition]) -> tuple[str, ...]:
 
 _TARGET_KEYS = _target_keys(TOOL_KIND_TABLE)
 _TARGET_CHARS = 80
+_EVIDENCE_CHARS = 160
+"""Most characters of a failure's evidence a placeholder keeps."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +86,7 @@ def call_target(call: ToolCall) -> str | None:
     if value is None:
         return None
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(redact(text).split()).replace("`", "'")
-    if len(text) > _TARGET_CHARS:
-        text = text[: _TARGET_CHARS - 1] + "…"
-    return text
+    return _one_line(text, _TARGET_CHARS)
 
 
 def describe_call(call: ToolCall | None, result: ToolResult) -> str:
@@ -103,10 +107,24 @@ def _size(result: ToolResult) -> str:
     return size if not images else f"{size}, {images} image{'s' if images > 1 else ''}"
 
 
-def placeholder(call: ToolCall | None, result: ToolResult) -> str:
-    """The one-line placeholder for a pruned result."""
-    outcome = "failed" if result.is_error else "ok"
-    return f"{PRUNED_MARKER} {describe_call(call, result)} -> {outcome}, {_size(result)}]"
+def _one_line(text: str, limit: int) -> str:
+    """``text`` redacted, on one line, without backticks, cut to ``limit`` characters."""
+    line = " ".join(redact(text).split()).replace("`", "'")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def placeholder(
+    call: ToolCall | None, result: ToolResult, catalog: ToolCatalog | None = None
+) -> str:
+    """The one-line placeholder for a pruned result: what was called, how it went (the
+    catalog's reading; nothing when it cannot be known) with the evidence of an error,
+    and the output's size."""
+    catalog = catalog if catalog is not None else ToolCatalog.default()
+    output = result.text
+    outcome = catalog.outcome(result, output)
+    evidence = catalog.evidence(result, output, outcome)
+    shown = None if evidence is None else _one_line(evidence, _EVIDENCE_CHARS)
+    return pruned_output(describe_call(call, result), outcome, shown, _size(result))
 
 
 def duplicate_pointer(call: ToolCall | None, result: ToolResult, earlier_id: str) -> str:
@@ -126,12 +144,18 @@ def _is_prunable(result: ToolResult) -> bool:
     return has_images or len(result.text) > MIN_PRUNED_CHARS
 
 
-def prune_tool_outputs(messages: Context | Sequence[ContextMessage], protect_from: int) -> Pruned:
+def prune_tool_outputs(
+    messages: Context | Sequence[ContextMessage],
+    protect_from: int,
+    catalog: ToolCatalog | None = None,
+) -> Pruned:
     """Replace the content of prunable tool results before index ``protect_from``.
 
     A result whose text equals an earlier result's text points to that earlier
-    call instead of describing itself.
+    call instead of describing itself. A placeholder replaces an output only when it is
+    shorter. ``catalog`` reads how calls went (the built-in one when None).
     """
+    catalog = catalog if catalog is not None else ToolCatalog.default()
     calls: dict[str, ToolCall] = {}
     first_seen: dict[str, str] = {}
     replaced: list[ContextMessage] = list(messages)
@@ -147,7 +171,9 @@ def prune_tool_outputs(messages: Context | Sequence[ContextMessage], protect_fro
         if earlier is not None and earlier != message.call_id:
             text = duplicate_pointer(call, message, earlier)
         else:
-            text = placeholder(call, message)
+            text = placeholder(call, message, catalog)
+        if len(text) >= len(message.text) and isinstance(message.content, str):
+            continue
         replaced[index] = with_content(message, text)
         indices.append(index)
     if not indices:

@@ -12,13 +12,12 @@ from forge_app.files._agents import (
     parse_agent_markdown,
     parse_agents,
 )
+from forge_app.files._atomic import write_bytes_atomic, write_text_atomic
 from forge_app.files._transcripts import (
     Transcript,
     layout_for,
     parse_transcript,
     read_transcript,
-    write_bytes_atomic,
-    write_text_atomic,
     write_transcript,
 )
 

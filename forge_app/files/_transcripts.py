@@ -1,26 +1,33 @@
 """Reading and writing transcript files: a JSON list, an object with ``messages``, or JSONL.
 
 Every reading error names the file and, for bad JSON, the line and column; a bad
-message names its index. Writes are atomic: the text goes to a temporary file in
-the destination's directory, which then replaces the destination in one step, so a
-failed run never leaves a truncated output behind.
+message names its index. Only what can be written back is read: ``NaN``, numbers out
+of range, lone surrogates and nesting deeper than ``MAX_DEPTH`` are refused as bad
+JSON (``_strict_json``), and only regular files (or ``-``, standard input) are read, so
+a FIFO or a device never blocks a run. JSONL lines end at ``\\n`` only: U+2028 and its
+kin are ordinary characters inside a line.
+
+Writes are atomic (``_atomic``): a failed run never leaves a truncated output behind.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from forge_app.errors import MalformedJson, NotATranscript, OutputNotWritten, TranscriptNotFound
+from forge_app.files._atomic import STDIO as STDIO  # the CLI reads it from here
+from forge_app.files._atomic import write_bytes_atomic, write_text_atomic
+from forge_app.files._strict_json import loads
 from forge_domain import Context, InvalidMessage, InvalidTranscript, JsonObject, JsonValue
 
-__all__ = [
+__all__ = [  # the atomic writes too: the CLI imports them from this module
     "Transcript",
     "layout_for",
     "parse_transcript",
@@ -32,9 +39,6 @@ __all__ = [
 
 Layout = Literal["list", "object", "jsonl"]
 """How the messages sit in the file."""
-
-STDIO = "-"
-"""The path that means standard input (reading) or standard output (writing)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,12 +61,14 @@ class Transcript:
         messages: list[JsonValue] = list(self.context.to_openai())
         match layout or self.layout:
             case "jsonl":
-                return "".join(json.dumps(m, ensure_ascii=False) + "\n" for m in messages)
+                return "".join(
+                    json.dumps(m, ensure_ascii=False, allow_nan=False) + "\n" for m in messages
+                )
             case "object":
                 document: JsonValue = {**self.envelope, "messages": messages}
             case "list":
                 document = messages
-        return json.dumps(document, ensure_ascii=False, indent=2) + "\n"
+        return json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
 
 
 def _type_name(value: object) -> str:
@@ -79,11 +85,13 @@ def _type_name(value: object) -> str:
 
 def _decode_lines(path: Path | str, text: str) -> list[JsonValue]:
     documents: list[JsonValue] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+    # Lines end at "\n" (a "\r" before it is JSON whitespace): str.splitlines would also
+    # split at U+2028, U+0085 … which json.dumps leaves raw inside strings.
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip(" \t\r"):
             continue
         try:
-            documents.append(json.loads(line))
+            documents.append(loads(line))
         except json.JSONDecodeError as exc:
             raise MalformedJson(path, number, exc.colno, exc.msg) from exc
     return documents
@@ -112,7 +120,9 @@ def parse_transcript(text: str, path: Path | str = "<string>") -> Transcript:
     """Read a transcript from ``text``; ``path`` only names the source in errors.
 
     Raises:
-        MalformedJson: the text is not JSON (line and column of the problem).
+        MalformedJson: the text is not JSON, or JSON this tool could not write back
+            (``NaN``, a number out of range, a lone surrogate, nesting deeper than
+            ``MAX_DEPTH``), with the line and column of the problem.
         NotATranscript: the JSON is not a message list, or a message is malformed.
     """
     if not text.strip() and not str(path).endswith(".jsonl"):
@@ -123,7 +133,7 @@ def parse_transcript(text: str, path: Path | str = "<string>") -> Transcript:
         raw: JsonValue = _decode_lines(path, text)
     else:
         try:
-            document: JsonValue = json.loads(text)
+            document: JsonValue = loads(text)
         except json.JSONDecodeError as exc:
             if exc.msg != "Extra data" or not text.lstrip().startswith("{"):
                 raise MalformedJson(path, exc.lineno, exc.colno, exc.msg) from exc
@@ -144,24 +154,77 @@ def read_transcript(path: Path | str) -> Transcript:
     """Read a transcript file (``-`` reads standard input).
 
     Raises:
-        TranscriptNotFound: the file is missing, a directory, or unreadable.
-        MalformedJson: the file is not JSON (line and column of the problem).
+        TranscriptNotFound: the file is missing, unreadable, a symlink loop, or not a
+            regular file (a directory, FIFO, device or socket).
+        MalformedJson: the file is not UTF-8 JSON (line and column of the problem).
         NotATranscript: the JSON is not a message list, or a message is malformed.
     """
     if str(path) == STDIO:
-        return parse_transcript(sys.stdin.read(), "<stdin>")
-    source = Path(path)
+        stdin = getattr(sys.stdin, "buffer", None)
+        if stdin is None:  # replaced by a text stream (tests, embedding applications)
+            return parse_transcript(sys.stdin.read(), "<stdin>")
+        return parse_transcript(_decoded("<stdin>", stdin.read()), "<stdin>")
+    return parse_transcript(_decoded(path, _read_regular_file(path)), path)
+
+
+_OPEN_PROBLEMS = {
+    errno.ENOENT: "no such file",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.ELOOP: "too many levels of symbolic links (a symlink loop?)",
+}
+_FILE_KINDS = (
+    (stat.S_ISDIR, "is a directory, not a transcript file"),
+    (stat.S_ISFIFO, "is a FIFO, not a regular file; pipe it to standard input with '-'"),
+    (stat.S_ISCHR, "is a character device, not a regular file"),
+    (stat.S_ISBLK, "is a block device, not a regular file"),
+    (stat.S_ISSOCK, "is a socket, not a regular file"),
+)
+
+
+def _read_regular_file(path: Path | str) -> bytes:
+    """The bytes of ``path``, which must be a regular file.
+
+    Opened without blocking and checked with ``fstat`` on the open descriptor, so a
+    FIFO with no writer is refused at once and nothing can be swapped in between.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        text = source.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise TranscriptNotFound(path, "no such file") from exc
-    except IsADirectoryError as exc:
-        raise TranscriptNotFound(path, "is a directory, not a transcript file") from exc
-    except PermissionError as exc:
-        raise TranscriptNotFound(path, "permission denied") from exc
+        descriptor = os.open(path, flags)
+    except OSError as exc:
+        problem = _kind_problem(path) or _OPEN_PROBLEMS.get(
+            exc.errno or 0, exc.strerror or str(exc)
+        )
+        raise TranscriptNotFound(path, problem) from exc
+    problem = _kind_problem(descriptor)
+    if problem:
+        os.close(descriptor)
+        raise TranscriptNotFound(path, problem)
+    with os.fdopen(descriptor, "rb") as stream:
+        try:
+            return stream.read()
+        except OSError as exc:
+            raise TranscriptNotFound(path, exc.strerror or str(exc)) from exc
+
+
+def _kind_problem(file: Path | str | int) -> str:
+    """Why ``file`` (a path or an open descriptor) is not a transcript file; "" if it may be."""
+    try:
+        mode = os.stat(file).st_mode
+    except OSError:
+        return ""  # opening it says what is wrong
+    if stat.S_ISREG(mode):
+        return ""
+    return next((p for is_kind, p in _FILE_KINDS if is_kind(mode)), "is not a regular file")
+
+
+def _decoded(path: Path | str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise MalformedJson(path, 1, exc.start + 1, "not UTF-8 text") from exc
-    return parse_transcript(text, path)
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise MalformedJson(path, line, column, "not UTF-8 text") from exc
 
 
 def layout_for(path: Path | str, transcript: Transcript) -> Layout:
@@ -171,83 +234,16 @@ def layout_for(path: Path | str, transcript: Transcript) -> Layout:
     return "list" if transcript.layout == "jsonl" else transcript.layout
 
 
-def write_text_atomic(path: Path | str, text: str) -> None:
-    """Write ``text`` as UTF-8 to ``path`` atomically, like :func:`write_bytes_atomic`."""
-    if str(path) == STDIO:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    write_bytes_atomic(path, text.encode("utf-8"))
-
-
-def write_bytes_atomic(path: Path | str, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and a rename (``-``: stdout).
-
-    The temporary file sits in the target's directory, is flushed to disk, then
-    replaces the target in one step; it is removed if anything fails. An existing
-    device or FIFO (``/dev/null``) is written in place, never replaced.
+def write_transcript(path: Path | str, transcript: Transcript) -> None:
+    """Write ``transcript`` atomically (layout from :func:`layout_for`; ``-``: stdout).
 
     Raises:
-        OutputNotWritten: the directory is missing or not writable; nothing is left behind.
+        OutputNotWritten: the file cannot be written, or the messages hold what JSON
+            cannot carry (``NaN``, a lone surrogate …, only possible in a context built
+            in code: files are checked when read); nothing is written.
     """
-    if str(path) == STDIO:
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return
-    target = Path(path)
-    if _is_special(target):
-        _write_in_place(target, data)
-        return
-    directory = target.parent
     try:
-        handle, temporary = tempfile.mkstemp(
-            dir=directory, prefix=f".{target.name}.", suffix=".tmp"
-        )
-    except FileNotFoundError as exc:
-        raise OutputNotWritten(path, f"directory {directory} does not exist") from exc
-    except OSError as exc:
-        raise OutputNotWritten(path, exc.strerror or str(exc)) from exc
-    try:
-        os.chmod(temporary, _mode_for(target))
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, target)
-    except OSError as exc:
-        raise OutputNotWritten(path, exc.strerror or str(exc)) from exc
-    finally:
-        Path(temporary).unlink(missing_ok=True)
-
-
-def _is_special(target: Path) -> bool:
-    """True for an existing device, FIFO or socket (``/dev/null``, ``/dev/stdout`` …)."""
-    try:
-        mode = target.stat().st_mode
-    except OSError:
-        return False
-    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
-def _write_in_place(target: Path, data: bytes) -> None:
-    """Write to a special file directly: renaming over a device would replace the device."""
-    try:
-        with target.open("wb") as stream:
-            stream.write(data)
-    except OSError as exc:
-        raise OutputNotWritten(target, exc.strerror or str(exc)) from exc
-
-
-def _mode_for(target: Path) -> int:
-    """The permission bits a new file gets (or the existing file's, when replacing it)."""
-    try:
-        return target.stat().st_mode & 0o777
-    except OSError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
-def write_transcript(path: Path | str, transcript: Transcript) -> None:
-    """Write ``transcript`` atomically (layout from :func:`layout_for`; ``-``: stdout)."""
-    write_text_atomic(path, transcript.dumps(layout_for(path, transcript)))
+        text = transcript.dumps(layout_for(path, transcript))
+    except (ValueError, RecursionError) as exc:
+        raise OutputNotWritten(path, f"not writable as JSON: {exc}") from exc
+    write_text_atomic(path, text)

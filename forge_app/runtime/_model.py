@@ -5,25 +5,27 @@ through ``AsyncOpenAI``); tests and users swap in :class:`FunctionModel`, which
 answers with a plain function. Errors are mapped onto three leaves the
 orchestrator knows how to handle: :class:`ProviderUnavailable` (retry with
 backoff), :class:`ContextLengthExceeded` (compact, then retry once) and
-:class:`ModelCallFailed` (give up).
+:class:`ModelCallFailed` (give up). A 200 answer whose body is not a chat
+completion (truncated JSON, a proxy's HTML page, no choices, a malformed message)
+is a :class:`ModelCallFailed` quoting the start of the body, never a traceback.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeGuard, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from forge_app.errors import ContextLengthExceeded, ModelCallFailed, ProviderUnavailable
-from forge_domain import Agent, Context, JsonObject, TextMessage, Usage
+from forge_domain import Agent, Context, InvalidMessage, JsonObject, Role, TextMessage, Usage
 from forge_domain.openai_format import message_from_openai, message_to_openai
 
 if TYPE_CHECKING:
     import openai
-    from openai.types.chat import ChatCompletion
 
 __all__ = [
     "ChatModel",
@@ -37,6 +39,8 @@ __all__ = [
 NON_STANDARD_KEYS = frozenset({"droppable", "is_error", "usage"})
 """Keys our transcripts carry that a provider would reject."""
 _RESPONSE_ONLY_KEYS = frozenset({"refusal", "annotations", "audio", "function_call"})
+EXCERPT_CHARS = 200
+"""How much of an unreadable response body an error quotes."""
 
 
 def request_messages(context: Context) -> list[JsonObject]:
@@ -128,33 +132,82 @@ def _is_context_overflow(error: openai.APIStatusError) -> bool:
     return "context length" in text or "context_length" in text or "too many tokens" in text
 
 
-def _usage_of(completion: ChatCompletion) -> Usage | None:
-    usage = completion.usage
-    if usage is None:
+def _is_count(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _usage_of(raw: object) -> Usage | None:
+    """The reported usage; None when absent or not made of token counts."""
+    if not isinstance(raw, dict):
         return None
-    details = usage.prompt_tokens_details
-    cached = details.cached_tokens if details is not None and details.cached_tokens else 0
+    prompt, completion = raw.get("prompt_tokens"), raw.get("completion_tokens")
+    if not _is_count(prompt) or not _is_count(completion):
+        return None
+    details = raw.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
     return Usage.reported(
-        prompt_tokens=usage.prompt_tokens,
-        completion_tokens=usage.completion_tokens,
-        cached_tokens=cached,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        cached_tokens=cached if _is_count(cached) else 0,
     )
 
 
-def response_from_completion(completion: ChatCompletion, model: str | None) -> ModelResponse:
-    """Convert an OpenAI ``ChatCompletion`` into a :class:`ModelResponse`."""
-    if not completion.choices:
-        raise ModelCallFailed(model, "the provider returned no choices")
-    choice = completion.choices[0]
-    raw = cast(JsonObject, choice.message.model_dump(mode="json", exclude_none=True))
-    wire = {k: v for k, v in raw.items() if k not in _RESPONSE_ONLY_KEYS}
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _excerpt(body: bytes) -> str:
+    """The start of ``body`` on one line, at most :data:`EXCERPT_CHARS` characters."""
+    text = " ".join(body[: EXCERPT_CHARS * 4].decode("utf-8", errors="replace").split())
+    return repr(text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 3] + "...")
+
+
+def response_from_body(body: bytes, model: str | None) -> ModelResponse:
+    """Read a chat-completions response body into a :class:`ModelResponse`.
+
+    Raises:
+        ModelCallFailed: the body is not a chat completion (not JSON, an HTML page,
+            an error object, no choices, a malformed message); the error quotes the
+            start of the body.
+    """
+
+    def failed(problem: str) -> ModelCallFailed:
+        return ModelCallFailed(model, f"{problem}: {_excerpt(body)}", 200)
+
+    if not body.strip():
+        raise ModelCallFailed(model, "the response body is empty", 200)
+    try:
+        data = json.loads(body, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:  # bad JSON or UTF-8, NaN; absurd nesting
+        raise failed("the response is not JSON") from exc
+    if not isinstance(data, dict):
+        raise failed("the response is not a chat completion object")
+    if data.get("error") is not None:
+        raise failed("the provider answered with an error")
+    choices = data.get("choices")
+    if not isinstance(choices, list):
+        raise failed("the response has no 'choices' list")
+    if not choices:
+        raise ModelCallFailed(model, "the provider returned no choices", 200)
+    choice = choices[0]
+    if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
+        raise failed("choices[0] has no 'message' object")
+    wire: JsonObject = {
+        k: v for k, v in choice["message"].items() if v is not None and k not in _RESPONSE_ONLY_KEYS
+    }
+    wire.setdefault("role", "assistant")
     wire.setdefault("content", None)
     if wire.get("tool_calls") == []:
         del wire["tool_calls"]
-    message = message_from_openai(0, wire)
-    assert isinstance(message, TextMessage)
-    message = message.model_copy(update={"usage": _usage_of(completion)})
-    return ModelResponse(message=message, finish_reason=choice.finish_reason)
+    try:
+        message = message_from_openai(0, wire)
+    except InvalidMessage as exc:
+        raise failed(f"the message is malformed ({exc.field or 'message'}: {exc.problem})") from exc
+    if not isinstance(message, TextMessage) or message.role != Role.ASSISTANT:
+        raise failed(f"the message's role is {wire['role']!r}, not 'assistant'")
+    message = message.model_copy(update={"usage": _usage_of(data.get("usage"))})
+    reason = choice.get("finish_reason")
+    return ModelResponse(message=message, finish_reason=reason if isinstance(reason, str) else None)
 
 
 class OpenAIChatModel:
@@ -208,16 +261,13 @@ class OpenAIChatModel:
         messages = cast(
             "list[openai.types.chat.ChatCompletionMessageParam]", list(request.messages)
         )
+        create = self.client.chat.completions.with_raw_response.create
         try:
             if request.tools:
                 tools = cast("list[openai.types.chat.ChatCompletionToolParam]", list(request.tools))
-                completion = await self.client.chat.completions.create(
-                    model=model, messages=messages, tools=tools
-                )
+                raw = await create(model=model, messages=messages, tools=tools)
             else:
-                completion = await self.client.chat.completions.create(
-                    model=model, messages=messages
-                )
+                raw = await create(model=model, messages=messages)
         except (openai.APITimeoutError, openai.APIConnectionError) as exc:
             raise ProviderUnavailable(model, str(exc)) from exc
         except openai.APIStatusError as exc:
@@ -227,4 +277,4 @@ class OpenAIChatModel:
             if _is_context_overflow(exc):
                 raise ContextLengthExceeded(model, exc.message, status) from exc
             raise ModelCallFailed(model, exc.message, status) from exc
-        return response_from_completion(completion, model)
+        return response_from_body(raw.content, model)

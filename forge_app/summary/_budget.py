@@ -5,9 +5,12 @@ From gentle to hard:
 * :func:`limit_texts` cuts any text over a limit, and long shell commands, marking the cut;
 * :func:`drop_oldest_narration` caps the assistant's own texts, dropping the oldest;
 * :func:`fit_summary` makes the rendered frame fit a number of characters: it drops the
-  oldest assistant texts, then the oldest tool lines that changed no file, then user
-  asks repeated later word for word, then cuts user asks shorter and shorter. Every
-  distinct user ask and every line that changed a file stays.
+  oldest assistant texts, then the oldest tool lines that changed no file and showed no
+  error, then user asks repeated later word for word; then it shortens the commands of
+  failed calls, drops the evidence of old failures, then their lines; then it cuts user
+  asks shorter and shorter, and only when even cut asks do not fit, drops the oldest.
+  Every line that changed a file stays, and so does the last error (its line and its
+  evidence).
 
 Whatever is dropped is counted in one omission note (a :class:`TextItem` with
 ``omitted``), put where the gap starts. The next compaction adds its own drops to that
@@ -16,8 +19,9 @@ note instead of writing a second one, so notes never pile up across folds.
 
 from __future__ import annotations
 
+import re
 import sys
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import cast
 
 from pydantic import BaseModel
@@ -32,6 +36,7 @@ from forge_domain.summary import (
     ToolCallItem,
 )
 from forge_domain.summary_tools import FILE_CHANGING_KINDS, ShellTool
+from forge_domain.tool_outcome import EVIDENCE_SEPARATOR
 
 __all__ = [
     "COMMAND_LIMIT",
@@ -51,6 +56,10 @@ OMISSION_NOTE = "[omitted to keep this summary bounded: {what} from earlier in t
 """The omission note; ``{what}`` counts what was left out (``14 commands, 3 assistant notes``)."""
 MIN_TEXT_LIMIT = 40
 """Characters of a text kept however hard a summary is squeezed."""
+SHORT_COMMAND = 64
+"""Characters kept of a failed call's command when a summary is squeezed (its start names it)."""
+SHORT_EVIDENCE = 80
+"""Characters kept of a failure's evidence when a summary is squeezed (its first part)."""
 
 _NOUNS: dict[OmittedKind, tuple[str, str]] = {
     "shell": ("command", "commands"),
@@ -71,6 +80,7 @@ _NOUNS: dict[OmittedKind, tuple[str, str]] = {
     "undo": ("undo", "undos"),
     "narration": ("assistant note", "assistant notes"),
     "repeated_ask": ("repeated user ask", "repeated user asks"),
+    "ask": ("user ask", "user asks"),
 }
 """How the note names each kind, in the order it lists them."""
 _KEPT_KINDS = FILE_CHANGING_KINDS
@@ -86,15 +96,28 @@ _TEXT_CHARS = 10
 _LINE_CHARS = 16
 """About what the frame adds around a tool line (label, code span, status)."""
 
+_MARKED = re.compile(r" … \[truncated (\d+) chars\]$")
+"""A text that :func:`truncate_text` cut: its marker and the number it counts."""
+
 Position = tuple[int, int]
 """Where an item is: (block index, item index)."""
 
 
 def truncate_text(text: str, limit: int) -> str:
-    """``text`` cut to about ``limit`` characters, the cut marked visibly."""
+    """``text`` cut to about ``limit`` characters, the cut marked visibly.
+
+    A text cut before is cut again from its kept part, its marker counting both cuts (a
+    summary folded into the next one is cut again, never marked twice).
+    """
     if len(text) <= limit:
         return text
-    removed = len(text) - limit
+    removed = 0
+    earlier = _MARKED.search(text) if text.endswith(" chars]") else None
+    if earlier is not None:
+        removed, text = int(earlier.group(1)), text[: earlier.start()]
+        if len(text) <= limit:
+            return text + " " + TRUNCATION_MARKER.format(count=removed)
+    removed += len(text) - limit
     return text[:limit].rstrip() + " " + TRUNCATION_MARKER.format(count=removed)
 
 
@@ -116,7 +139,10 @@ def _limited(item: SummaryItem, limit: int, command_limit: int) -> SummaryItem:
 
 
 def limit_texts(summary: ContextSummary, limit: int) -> ContextSummary:
-    """Return ``summary`` with texts cut to ``limit`` chars, commands to ``COMMAND_LIMIT``."""
+    """Return ``summary`` with texts cut to ``limit`` chars, commands to ``COMMAND_LIMIT``
+    (never below ``MIN_TEXT_LIMIT``: a summary with no text gives its caller a longest
+    text of 0, and a command cut to nothing names nothing)."""
+    limit = max(limit, MIN_TEXT_LIMIT)
     command_limit = min(limit, COMMAND_LIMIT)
     blocks = tuple(_limited_block(block, limit, command_limit) for block in summary.blocks)
     return summary.model_copy(update={"blocks": blocks})
@@ -145,6 +171,9 @@ def longest_text(summary: ContextSummary) -> int:
 
 # -- dropping, with one note ---------------------------------------------------------------
 
+Change = OmittedKind | SummaryItem
+"""What a plan does to an item: drop it (counted as that kind in the note) or replace it."""
+
 
 def _narration(summary: ContextSummary) -> Iterator[tuple[Position, TextItem]]:
     """The assistant's own texts (omission notes aside), oldest first."""
@@ -156,39 +185,54 @@ def _narration(summary: ContextSummary) -> Iterator[tuple[Position, TextItem]]:
                 yield (block_index, item_index), item
 
 
-def _detail_lines(summary: ContextSummary) -> Iterator[tuple[Position, ToolCallItem]]:
-    """Tool lines that changed no file, oldest first."""
+def _lines(summary: ContextSummary) -> Iterator[tuple[Position, ToolCallItem]]:
+    """Every tool line, oldest first."""
     for block_index, block in enumerate(summary.blocks):
         for item_index, item in enumerate(block.contents):
-            if isinstance(item, ToolCallItem) and item.tool.kind not in _KEPT_KINDS:
+            if isinstance(item, ToolCallItem):
+                yield (block_index, item_index), item
+
+
+def _shows_error(item: ToolCallItem) -> bool:
+    """True for a line whose (last) call failed, or that keeps the evidence of an error."""
+    return not item.is_success or item.evidence is not None
+
+
+def _last_errors(summary: ContextSummary) -> set[Position]:
+    """The last failed line and the last line with evidence: the budget keeps them whole."""
+    failed = [position for position, item in _lines(summary) if not item.is_success]
+    shown = [position for position, item in _lines(summary) if item.evidence is not None]
+    return {*failed[-1:], *shown[-1:]}
+
+
+def _user_texts(summary: ContextSummary) -> Iterator[tuple[Position, TextItem]]:
+    """The user's texts (omission notes aside), oldest first."""
+    for block_index, block in enumerate(summary.blocks):
+        if block.role != Role.USER:
+            continue
+        for item_index, item in enumerate(block.contents):
+            if isinstance(item, TextItem) and not item.is_omission:
                 yield (block_index, item_index), item
 
 
 def _repeated_asks(summary: ContextSummary) -> Iterator[tuple[Position, TextItem]]:
     """User texts said again later word for word, oldest first (the last saying is not)."""
-    asks = [
-        ((block_index, item_index), item)
-        for block_index, block in enumerate(summary.blocks)
-        if block.role == Role.USER
-        for item_index, item in enumerate(block.contents)
-        if isinstance(item, TextItem) and not item.is_omission
-    ]
+    asks = list(_user_texts(summary))
     last = {item.text: position for position, item in asks}
     for position, item in asks:
         if last[item.text] != position:
             yield position, item
 
 
-def _count(counts: dict[OmittedKind, int], item: SummaryItem, role: Role) -> None:
-    """Add what ``item``, written by ``role``, stands for to ``counts``."""
+def _count(counts: dict[OmittedKind, int], item: SummaryItem, kind: OmittedKind) -> None:
+    """Add what ``item``, dropped as ``kind``, stands for to ``counts``."""
     if isinstance(item, ToolCallItem):
         counts[item.tool.kind] = counts.get(item.tool.kind, 0) + item.calls
     elif item.is_omission:
         for what, count in item.omitted:
             counts[what] = counts.get(what, 0) + count
     else:
-        text: OmittedKind = "repeated_ask" if role == Role.USER else "narration"
-        counts[text] = counts.get(text, 0) + 1
+        counts[kind] = counts.get(kind, 0) + 1
 
 
 def omission_note(counts: dict[OmittedKind, int]) -> TextItem:
@@ -201,46 +245,56 @@ def omission_note(counts: dict[OmittedKind, int]) -> TextItem:
     return TextItem(text=OMISSION_NOTE.format(what=what), omitted=omitted)
 
 
-def _without(summary: ContextSummary, drops: Collection[Position]) -> ContextSummary:
-    """``summary`` without the items at ``drops``; they and every earlier note are counted
-    in one note, put where the first of them in an assistant block was (if all were user
-    texts, in an assistant block of its own before the first)."""
+def _without(
+    summary: ContextSummary,
+    drops: Mapping[Position, OmittedKind],
+    replaced: Mapping[Position, SummaryItem] | None = None,
+) -> ContextSummary:
+    """``summary`` without the items at ``drops`` (and with those at ``replaced`` replaced);
+    the dropped items and every earlier note are counted in one note, put where the first
+    of them in an assistant block was (if all were user texts, in an assistant block of
+    its own before the first)."""
     notes = sum(
         isinstance(i, TextItem) and i.is_omission for b in summary.blocks for i in b.contents
     )
-    if not drops and notes <= 1:
+    if not drops and not replaced and notes <= 1:
         return summary
+    replaced = replaced or {}
     counts: dict[OmittedKind, int] = {}
     first_block: int | None = None
     note_at: Position | None = None  # in the new blocks
     kept: list[list[SummaryItem]] = []
+    changed: list[bool] = []
     for block_index, block in enumerate(summary.blocks):
         contents: list[SummaryItem] = []
         for item_index, item in enumerate(block.contents):
-            if (block_index, item_index) in drops or (
-                isinstance(item, TextItem) and item.is_omission
-            ):
-                _count(counts, item, block.role)
+            kind = drops.get((block_index, item_index))
+            is_note = isinstance(item, TextItem) and item.is_omission
+            if kind is not None or is_note:
+                _count(counts, item, kind or "narration")
                 first_block = block_index if first_block is None else first_block
                 if note_at is None and block.role == Role.ASSISTANT:
                     note_at = (block_index, len(contents))
                 continue
-            contents.append(item)
+            contents.append(replaced.get((block_index, item_index), item))
         kept.append(contents)
+        changed.append(
+            len(contents) != len(block.contents)
+            or any(new is not old for new, old in zip(contents, block.contents, strict=True))
+        )
     blocks = [
-        block
-        if len(contents) == len(block.contents)
-        else SummaryBlock(role=block.role, contents=tuple(contents))
-        for block, contents in zip(summary.blocks, kept, strict=True)
+        SummaryBlock(role=block.role, contents=tuple(contents)) if is_changed else block
+        for block, contents, is_changed in zip(summary.blocks, kept, changed, strict=True)
     ]
-    note = omission_note(counts)
-    if note_at is not None:
-        block_index, item_index = note_at
-        contents = kept[block_index]
-        contents.insert(item_index, note)
-        blocks[block_index] = SummaryBlock(role=Role.ASSISTANT, contents=tuple(contents))
-    elif first_block is not None:
-        blocks.insert(first_block, SummaryBlock(role=Role.ASSISTANT, contents=(note,)))
+    if counts:
+        note = omission_note(counts)
+        if note_at is not None:
+            block_index, item_index = note_at
+            contents = kept[block_index]
+            contents.insert(item_index, note)
+            blocks[block_index] = SummaryBlock(role=Role.ASSISTANT, contents=tuple(contents))
+        elif first_block is not None:
+            blocks.insert(first_block, SummaryBlock(role=Role.ASSISTANT, contents=(note,)))
     return ContextSummary.of_blocks(blocks)
 
 
@@ -251,11 +305,11 @@ def drop_oldest_narration(summary: ContextSummary, budget: int) -> ContextSummar
     dropped text was, counts them (with whatever earlier notes counted).
     """
     excess = sum(len(item.text) for _, item in _narration(summary)) - budget
-    drops: set[Position] = set()
+    drops: dict[Position, OmittedKind] = {}
     for position, item in _narration(summary):
         if excess <= 0:
             break
-        drops.add(position)
+        drops[position] = "narration"
         excess -= len(item.text)
     return _without(summary, drops)
 
@@ -278,7 +332,68 @@ def _estimate(item: SummaryItem) -> int:
     """About how many characters ``item`` adds to a rendered frame."""
     if isinstance(item, TextItem):
         return len(item.text) + _TEXT_CHARS
-    return _chars(item.tool) + _LINE_CHARS + (_LINE_CHARS if item.earlier else 0)
+    evidence = len(item.evidence) + _TEXT_CHARS if item.evidence is not None else 0
+    return _chars(item.tool) + _LINE_CHARS + (_LINE_CHARS if item.earlier else 0) + evidence
+
+
+def _short_command(item: ToolCallItem) -> ToolCallItem:
+    """``item`` with its shell command cut to ``SHORT_COMMAND`` characters, ``…`` marking
+    the cut (the start names a command; a here-document's text is on disk); the item
+    itself when the command is not longer."""
+    tool = item.tool
+    if not isinstance(tool, ShellTool) or len(tool.command) <= SHORT_COMMAND + _LINE_CHARS:
+        return item
+    command = tool.command[:SHORT_COMMAND].rstrip() + " …"
+    return item.model_copy(update={"tool": tool.model_copy(update={"command": command})})
+
+
+def _short_evidence(item: ToolCallItem) -> ToolCallItem:
+    """``item`` with its evidence cut to its first part (the error line), at most
+    ``SHORT_EVIDENCE`` characters; the item itself when it is not that long."""
+    if item.evidence is None or len(item.evidence) <= SHORT_EVIDENCE:
+        return item
+    first = item.evidence.split(EVIDENCE_SEPARATOR, 1)[0]
+    cut = first if len(first) <= SHORT_EVIDENCE else first[: SHORT_EVIDENCE - 1] + "…"
+    return item.model_copy(update={"evidence": cut})
+
+
+def _candidates(summary: ContextSummary) -> list[tuple[Position, int, Change]]:
+    """What may go, in the order it goes, with about what each saves: the oldest assistant
+    texts; long commands shortened; tool lines that changed no file and showed no error;
+    repeated asks; the evidence of old errors shortened to its error line; then the lines
+    of old errors that changed no file. The last error keeps its line and its evidence
+    (its command only shortened)."""
+    candidates: list[tuple[Position, int, Change]] = [
+        (position, _estimate(item), "narration") for position, item in _narration(summary)
+    ]
+    current = dict(_lines(summary))
+    kept = _last_errors(summary)
+    for position, item in current.items():
+        shorter = _short_command(item)
+        if shorter is not item:
+            candidates.append((position, _estimate(item) - _estimate(shorter), shorter))
+            current[position] = shorter
+    errors = {position: item for position, item in current.items() if _shows_error(item)}
+    candidates += [
+        (position, _estimate(item), item.tool.kind)
+        for position, item in current.items()
+        if position not in errors and item.tool.kind not in _KEPT_KINDS
+    ]
+    candidates += [
+        (position, _estimate(item), "repeated_ask") for position, item in _repeated_asks(summary)
+    ]
+    old = {position: item for position, item in errors.items() if position not in kept}
+    for position, item in old.items():
+        shorter = _short_evidence(item)
+        if shorter is not item:
+            candidates.append((position, _estimate(item) - _estimate(shorter), shorter))
+            old[position] = shorter
+    candidates += [
+        (position, _estimate(item), item.tool.kind)
+        for position, item in old.items()
+        if item.tool.kind not in _KEPT_KINDS
+    ]
+    return candidates
 
 
 def _cut_ask(item: SummaryItem, limit: int) -> SummaryItem:
@@ -305,13 +420,7 @@ def _asks_limited(summary: ContextSummary, limit: int) -> ContextSummary:
 def _ask_limit(summary: ContextSummary, needed: int) -> int:
     """The largest limit on the user's texts that saves ``needed`` characters (at least
     ``MIN_TEXT_LIMIT``)."""
-    asks = [
-        item.text
-        for block in summary.blocks
-        if block.role == Role.USER
-        for item in block.contents
-        if isinstance(item, TextItem) and not item.is_omission
-    ]
+    asks = [item.text for _, item in _user_texts(summary)]
 
     def saved(limit: int) -> int:
         return sum(max(0, len(text) - len(truncate_text(text, limit))) for text in asks)
@@ -327,50 +436,38 @@ def _ask_limit(summary: ContextSummary, needed: int) -> int:
 
 
 def _shrunk(
-    summary: ContextSummary, candidates: list[tuple[Position, int]], needed: int
+    summary: ContextSummary, candidates: list[tuple[Position, int, Change]], needed: int
 ) -> tuple[ContextSummary, bool]:
-    """``summary`` with the first ``candidates`` dropped until about ``needed`` characters
+    """``summary`` with the first ``candidates`` applied until about ``needed`` characters
     are saved, then the user's texts cut for what is still missing; and whether that is
-    the hardest cut (every candidate dropped, every long text cut to the minimum)."""
-    drops: set[Position] = set()
-    for position, size in candidates:
+    the hardest cut (every candidate applied, every long text cut to the minimum)."""
+    drops: dict[Position, OmittedKind] = {}
+    replaced: dict[Position, SummaryItem] = {}
+    for position, size, change in candidates:
         if needed <= 0:
             break
-        drops.add(position)
+        if isinstance(change, str):
+            drops[position] = change
+        else:
+            replaced[position] = change
         needed -= size
-    shrunk = _without(summary, drops)
+    shrunk = _without(summary, drops, replaced)
     if needed <= 0:
         return shrunk, False
     limit = _ask_limit(shrunk, needed)
     return _asks_limited(shrunk, limit), limit == MIN_TEXT_LIMIT
 
 
-def fit_summary(
-    summary: ContextSummary, render: Callable[[ContextSummary], str], max_chars: int
+def _search(
+    summary: ContextSummary,
+    full: int,
+    candidates: list[tuple[Position, int, Change]],
+    render: Callable[[ContextSummary], str],
+    max_chars: int,
 ) -> tuple[ContextSummary, str]:
-    """``summary`` and its rendering by ``render``, within ``max_chars`` when that is possible.
-
-    Over the limit, the oldest assistant texts go first, then the oldest tool lines
-    that changed no file, then user texts repeated later, then the user's texts are
-    cut (as little as does it); what was dropped is counted in the omission note.
-    Distinct user asks and file changes stay, so a summary of more of them than fit
-    stays over.
-
-    The cut is planned from estimated sizes, then rendered and checked. Estimates miss
-    what the frame saves besides the items (headings of emptied blocks), so each render
-    corrects the next plan by the ratio of what was saved to what was planned, within
-    the cuts already known to be too small or enough; it stops once the frame fits with
-    little room to spare, or after a few renders (then the hardest cut is taken if no
-    plan fitted), or when the hardest cut is still over.
-    """
-    summary = _without(summary, ())  # earlier notes merged into one
-    text = render(summary)
-    full = len(text)
-    if full <= max_chars:
-        return summary, text
-    candidates = [(position, _estimate(item)) for position, item in _narration(summary)]
-    candidates += [(position, _estimate(item)) for position, item in _detail_lines(summary)]
-    candidates += [(position, _estimate(item)) for position, item in _repeated_asks(summary)]
+    """The least cut of ``summary`` (rendered at ``full`` chars) that fits ``max_chars``,
+    planned from ``candidates`` and corrected render by render; the hardest cut if none
+    fits (see :func:`fit_summary`)."""
     floor = int(max_chars * (1 - _SPARE))  # a fit above this is close enough
     aim = full - (max_chars + floor) // 2  # what to save: the middle of that band
     needed = full - max_chars + _NOTE_CHARS
@@ -394,3 +491,36 @@ def fit_summary(
         return best
     candidate, _ = _shrunk(summary, candidates, sys.maxsize)
     return candidate, render(candidate)
+
+
+def fit_summary(
+    summary: ContextSummary, render: Callable[[ContextSummary], str], max_chars: int
+) -> tuple[ContextSummary, str]:
+    """``summary`` and its rendering by ``render``, within ``max_chars`` when that is possible.
+
+    Over the limit, the oldest assistant texts go first, then the oldest tool lines
+    that changed no file and showed no error, then user texts repeated later; then, of
+    the lines that showed an error, long commands are shortened, the evidence of old
+    ones dropped, then their lines; then the user's texts are cut (as little as does it).
+    Only when even cut asks do not fit are the oldest asks dropped. Lines that changed a
+    file and the last error stay. What was dropped is counted in the omission note.
+
+    The cut is planned from estimated sizes, then rendered and checked. Estimates miss
+    what the frame saves besides the items (headings of emptied blocks), so each render
+    corrects the next plan by the ratio of what was saved to what was planned, within
+    the cuts already known to be too small or enough; it stops once the frame fits with
+    little room to spare, or after a few renders (then the hardest cut is taken if no
+    plan fitted), or when the hardest cut is still over.
+    """
+    summary = _without(summary, {})  # earlier notes merged into one
+    text = render(summary)
+    if len(text) <= max_chars:
+        return summary, text
+    fitted, text = _search(summary, len(text), _candidates(summary), render, max_chars)
+    if len(text) <= max_chars:
+        return fitted, text
+    asks = [(position, _estimate(item), "ask") for position, item in _user_texts(fitted)]
+    if not asks:
+        return fitted, text
+    candidates = cast(list[tuple[Position, int, Change]], asks)
+    return _search(fitted, len(text), candidates, render, max_chars)

@@ -1,12 +1,18 @@
 """Remove secrets from text before it leaves the process.
 
 :func:`redact` is applied to everything an engine sends to a summarising
-model (transcript, previous summary, focus topic) and to what comes back. It
-is pattern based: it recognises the shapes secrets usually take (key
-prefixes, ``Authorization`` headers, ``user:password@`` in URLs, assignments
-to variables named like credentials, PEM private key blocks) and replaces the
-secret part with :data:`REDACTED`, keeping enough around it to read the text.
-It is idempotent.
+model (transcript, previous summary, focus topic) and to what comes back, and,
+through the ``RedactSecrets`` transformer, to the texts and tool calls of every
+frame summary (``Compact.redact_secrets``, on by default). It is pattern based: it
+recognises the shapes secrets usually take (key prefixes, webhook URLs,
+``Authorization`` headers, ``user:password@`` in URLs, connection-string keys,
+assignments to variables named like credentials, password options of commands,
+PEM private key blocks) and replaces the secret part with :data:`REDACTED`,
+keeping enough around it to read the text. It is idempotent.
+
+Every shape is one row of :data:`_RULES` (the command-line options that take a
+password are rows of :data:`_PASSWORD_OPTIONS`); ``tests/app/test_redaction.py``
+holds a table of positive and negative cases per rule.
 """
 
 from __future__ import annotations
@@ -53,8 +59,12 @@ def _keep_group(group: str) -> Callable[[re.Match[str]], str]:
     return replace
 
 
-def _is_quoted(value: str) -> bool:
-    return len(value) >= 2 and value[0] in "'\"" and value.endswith(value[0])
+def _quote(value: str) -> str:
+    """The quotes around ``value``: ``"``, ``'``, a JSON-escaped ``\\"``, or none (``""``)."""
+    for quote in ('\\"', '"', "'"):
+        if len(value) >= 2 * len(quote) and value.startswith(quote) and value.endswith(quote):
+            return quote
+    return ""
 
 
 def _looks_secret(value: str, separator: str, name: str) -> bool:
@@ -65,23 +75,79 @@ def _looks_secret(value: str, separator: str, name: str) -> bool:
     unmistakable secret name (password, secret, API key) the value must look
     like a key (8+ characters with a digit).
     """
-    bare = value[1:-1] if _is_quoted(value) else value
+    quote = _quote(value)
+    bare = value[len(quote) : len(value) - len(quote)]
     if bare.lower() in _HARMLESS_VALUES or bare.startswith(("$", "<", "***", REDACTED)):
         return False
     if bare.isdigit() and len(bare) < 6:
         return False
-    if separator == ":" and not _is_quoted(value) and not _STRONG_NAME.search(name):
+    if separator == ":" and not quote and not _STRONG_NAME.search(name):
         return len(bare) >= 8 and any(char.isdigit() for char in bare)
     return True
 
 
-def _assignment(match: re.Match[str]) -> str:
+def _value(match: re.Match[str]) -> str:
+    """Redact the ``value`` group after ``lead``, keeping its quotes, if it looks secret.
+
+    Without a ``sep`` group (an option that always takes a secret) it is judged as an
+    ``=`` assignment.
+    """
     value = match.group("value")
-    if not _looks_secret(value, match.group("sep"), match.group("lead")):
+    if not _looks_secret(value, match.groupdict().get("sep") or "=", match.group("lead")):
         return match.group(0)
-    if _is_quoted(value):
-        return f"{match.group('lead')}{value[0]}{REDACTED}{value[0]}"
-    return match.group("lead") + REDACTED
+    quote = _quote(value)
+    return f"{match.group('lead')}{quote}{REDACTED}{quote}"
+
+
+_QUOTED = r"\\\"[^\"\n]*?\\\"|\"[^\"\n]*\"|'[^'\n]*'"
+"""A quoted value: in double quotes (also JSON-escaped, as in tool-call arguments) or single."""
+_VALUE = rf"(?P<value>{_QUOTED}|[^\s'\";|&]+)"
+"""An option's value: quoted, or a word up to a shell separator."""
+
+
+@dataclass(frozen=True, slots=True)
+class _PasswordOption:
+    """A command whose option takes a password (``-p`` is a port or a flag to most others)."""
+
+    name: str
+    """The rule's name (in :data:`RULE_NAMES`)."""
+    command: str
+    """The command word(s), a regex."""
+    hints: tuple[str, ...]
+    """Lower-case words one of which the command contains."""
+    option: str
+    """The option and its separator, up to the value (a regex)."""
+    between: str = r"[^\n;|&]*?"
+    """What may stand between the command and the option: by default any arguments up to
+    the end of the shell command."""
+
+    def rule(self) -> _Rule:
+        """The rule that redacts this option's value."""
+        pattern = re.compile(
+            rf"(?P<lead>(?<![\w.-])(?:{self.command})\b{self.between}\s{self.option})"
+            rf"(?!\[REDACTED\]){_VALUE}"
+        )
+        return _Rule(self.name, pattern, _value, self.hints)
+
+
+_PASSWORD_OPTIONS = (
+    # "-pSECRET" only: "mysql -p SECRET" prompts for the password and SECRET is the database.
+    _PasswordOption("mysql_password", r"mysql\w*|mariadb[\w-]*", ("mysql", "mariadb"), r"-p(?=\S)"),
+    # sshpass's own options only: in "sshpass -f file ssh -p 2222", -p is ssh's port.
+    _PasswordOption(
+        "sshpass_password", "sshpass", ("sshpass",), r"-p\s*", r"(?:\s+-[fdP]\s*\S+|\s+-[ev])*?"
+    ),
+    _PasswordOption(
+        "registry_login_password",
+        r"(?:docker|podman|nerdctl|buildah|skopeo|oras|helm\s+registry)\s+login",
+        ("login",),
+        r"-p\s*",
+    ),
+    _PasswordOption("redis_password", "redis-cli", ("redis-cli",), r"(?:-a|--pass)\s+"),
+    _PasswordOption("curl_user_password", "curl", ("curl",), r"(?:-u|--user)\s*['\"]?[^\s:'\"]+:"),
+    _PasswordOption("openssl_password", "openssl", ("openssl",), r"-pass(?:in|out)?\s+pass:"),
+)
+"""Password options of commands, one rule each (``password_flag`` covers ``--password``)."""
 
 
 _RULES: tuple[_Rule, ...] = (
@@ -119,6 +185,40 @@ _RULES: tuple[_Rule, ...] = (
     ),
     _Rule("openai_key", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), _whole, ("sk-",)),
     _Rule(
+        "stripe_key",
+        re.compile(r"\b(?:[sr]k_(?:live|test)_[0-9A-Za-z]{10,}|whsec_[0-9A-Za-z+/=]{20,})"),
+        _whole,
+        ("k_live_", "k_test_", "whsec_"),
+    ),
+    _Rule(
+        "registry_token",
+        re.compile(
+            r"\b(?:npm_[A-Za-z0-9]{30,}|pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{16,}"
+            r"|glpat-[A-Za-z0-9_-]{20,}|hf_[A-Za-z0-9]{30,})(?![A-Za-z0-9])"
+        ),
+        _whole,
+        ("npm_", "pypi-", "glpat-", "hf_"),
+    ),
+    _Rule(
+        "webhook_url",
+        re.compile(
+            r"(?P<lead>https://(?:hooks\.slack\.com/(?:services|workflows|triggers)/"
+            r"|(?:discord(?:app)?\.com)/api/webhooks/))[A-Za-z0-9_/.-]+"
+        ),
+        _keep_group("lead"),
+        ("hooks.slack.com", "/api/webhooks/"),
+    ),
+    _Rule(
+        "connection_string_key",
+        re.compile(
+            r"(?P<lead>\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=|[?&]sig=)"
+            r"(?!\[REDACTED\])[^\s;&\"']+",
+            re.IGNORECASE,
+        ),
+        _keep_group("lead"),
+        ("accountkey", "sharedaccess", "sig="),
+    ),
+    _Rule(
         "aws_access_key",
         re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
         _whole,
@@ -141,13 +241,26 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(
         "assignment",
         re.compile(
-            r"(?P<lead>(?<![A-Za-z0-9_.-])[\"']?" + _SECRET_NAME + r"[\"']?\s*(?P<sep>=|:)\s*)"
-            r"(?!\[REDACTED\])(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;}\]]+)",
+            r"(?P<lead>(?<![A-Za-z0-9_.-])(?:\\?[\"'])?"
+            + _SECRET_NAME
+            + r"(?:\\?[\"'])?\s*(?P<sep>=|:)\s*)"
+            rf"(?!\[REDACTED\])(?P<value>{_QUOTED}|[^\s,;}}\]]+)",
             re.IGNORECASE,
         ),
-        _assignment,
+        _value,
         ("api", "secret", "token", "passw", "pwd", "credential", "auth"),
     ),
+    _Rule(
+        "password_flag",
+        re.compile(
+            r"(?P<lead>(?<![\w-])--(?!no-)(?:(?:[a-z0-9]+-)*(?:password|passwd|token|api-?key)"
+            r"|(?:[a-z0-9]+-)+secret)\s+)(?!\[REDACTED\]|-)" + _VALUE,
+            re.IGNORECASE,
+        ),
+        _value,
+        ("--",),
+    ),
+    *(option.rule() for option in _PASSWORD_OPTIONS),
 )
 
 RULE_NAMES: tuple[str, ...] = tuple(rule.name for rule in _RULES)

@@ -64,6 +64,10 @@ class Reply:
     """Seconds to wait before answering."""
     headers: dict[str, str] = field(default_factory=dict)
     """Extra response headers (``retry-after-ms`` …)."""
+    body: bytes | None = None
+    """A raw body sent as is with ``status`` (a truncated completion, a proxy's HTML page …)."""
+    content_type: str = "application/json"
+    """The ``content-type`` of the response."""
 
     @classmethod
     def text(
@@ -104,6 +108,11 @@ class Reply:
     def error(cls, status: int, message: str = "scripted error", code: str | None = None) -> Reply:
         """An HTTP error with an OpenAI-style body."""
         return cls(status=status, error_message=message, error_code=code)
+
+    @classmethod
+    def raw(cls, body: bytes, content_type: str = "application/json") -> Reply:
+        """A 200 answer with ``body`` verbatim, whatever it holds."""
+        return cls(body=body, content_type=content_type)
 
     @classmethod
     def context_length_exceeded(cls) -> Reply:
@@ -202,9 +211,9 @@ class FakeOpenAIServer:
                 payload = (
                     reply.completion(body, number) if reply.status == 200 else reply.error_body()
                 )
-                data = json.dumps(payload).encode()
+                data = json.dumps(payload).encode() if reply.body is None else reply.body
                 self.send_response(reply.status)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", reply.content_type)
                 self.send_header("content-length", str(len(data)))
                 for key, value in reply.headers.items():
                     self.send_header(key, value)

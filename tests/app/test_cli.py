@@ -263,3 +263,23 @@ def test_cli_compact_keeps_the_object_layout_and_its_other_keys(tmp_path):
     result = forge("compact", source, "-o", tmp_path / "out.json", "--force")
     written = json.loads((tmp_path / "out.json").read_text())
     assert (result.returncode, sorted(written), written["model"]) == (0, ["messages", "model"], "m")
+
+
+@needs_sessions
+def test_cli_batch_in_two_processes_writes_what_one_process_writes(tmp_path):
+    one = forge("batch", SESSIONS, "-o", tmp_path / "one", "--jobs", "1")
+    two = forge("batch", SESSIONS, "-o", tmp_path / "two", "--jobs", "2")
+    names = sorted(p.name for p in (tmp_path / "one").glob("*.json"))
+    same = [
+        (tmp_path / "one" / n).read_bytes() == (tmp_path / "two" / n).read_bytes() for n in names
+    ]
+    lines = (tmp_path / "two" / "metrics.jsonl").read_text().splitlines()
+    actual = (
+        one.returncode,
+        two.returncode,
+        len(names),
+        all(same),
+        sorted(Path(json.loads(line)["input"]).name for line in lines),
+        "2 jobs" in two.stderr,
+    )
+    assert actual == (0, 0, len(SESSION_FILES), True, [p.name for p in SESSION_FILES], True)

@@ -22,6 +22,7 @@ from forge_domain import (
     ToolCallItem,
     ToolResult,
     Usage,
+    failure_evidence,
 )
 from forge_domain.testing import pattern, pattern_of
 from forge_domain.validation import find_violations
@@ -168,21 +169,31 @@ def _calls(context: Context) -> list[ToolCallItem]:
     return list(ContextSummary.model_validate(summary.summary_data).tool_calls())
 
 
-def _read(call_id: str, success: bool, earlier: int, earlier_failures: int = 0) -> ToolCallItem:
+def _read(
+    call_id: str,
+    success: bool,
+    earlier: int,
+    earlier_failures: int = 0,
+    evidence: str | None = None,
+) -> ToolCallItem:
     return ToolCallItem(
         id=call_id,
         tool=FileReadTool(path="/test/path"),
         is_success=success,
         earlier=earlier,
         earlier_failures=earlier_failures,
+        evidence=evidence,
     )
 
 
+ERROR = failure_evidence(padded("sute")[3].text)
+"""The evidence an error result of ``padded`` leaves (its text: no line says more)."""
+
 AGGREGATE_CASES = [
     ("sutrtrtraua", [_read("call_7", True, 2)]),
-    ("sutetrtraua", [_read("call_7", True, 2, 1)]),
-    ("sutrtrteaua", [_read("call_7", False, 2)]),
-    ("sutrauteaua", [_read("call_7", False, 1)]),
+    ("sutetrtraua", [_read("call_7", True, 2, 1, ERROR)]),
+    ("sutrtrteaua", [_read("call_7", False, 2, 0, ERROR)]),
+    ("sutrauteaua", [_read("call_7", False, 1, 0, ERROR)]),
 ]
 
 
@@ -274,7 +285,7 @@ def test_compactor_tool_call_without_result_in_span_never_happens():
         TextMessage.system("s"),
         TextMessage.user("task " + "x" * 400),
         TextMessage.assistant("look " + "y" * 400, (call,)),
-        ToolResult.of("c1", "files " + "z" * 400),
+        ToolResult.of("c1", "files " + "z" * 1_200),
         TextMessage.assistant("done " + "w" * 400),
     ]
     outcome = Compactor(Compact()).compact(Context(messages), CompactionStrategy.retain(1))

@@ -7,8 +7,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forge_app.compaction._boundaries import head_end, tail_start
-from forge_app.compaction._pruning import PRUNED_MARKER, prune_tool_outputs
-from forge_domain import Context, TextMessage, ToolCall, ToolResult
+from forge_app.compaction._pruning import PRUNED_MARKER, placeholder, prune_tool_outputs
+from forge_domain import (
+    Context,
+    ContextSummary,
+    TextMessage,
+    ToolCall,
+    ToolCatalog,
+    ToolResult,
+    output_outcome,
+)
 from forge_domain.testing import pattern, pattern_of
 from forge_domain.validation import find_violations
 
@@ -27,26 +35,54 @@ def _session(*turns: tuple[str, str, str, bool]) -> Context:
     return Context(messages)
 
 
+FAILED_OUTPUT = (
+    "<returncode>1</returncode>\n<output>\n"
+    + "collected 3 items\n" * 250
+    + "E   assert 1 == 2\nFAILED tests/t.py::test_a - assert 1 == 2\n</output>"
+)
 PLACEHOLDERS = [
     (
         "failed_command",
+        ("bash", '{"command": "pytest -x"}', FAILED_OUTPUT, False),
+        "[tool output pruned: bash `pytest -x` -> failed: FAILED tests/t.py::test_a - assert "
+        "1 == 2 | E assert 1 == 2 | exit code 1, 4,605 chars]",
+    ),
+    (
+        "error_flag",
         ("bash", '{"command": "pytest -x"}', BIG, True),
-        "[tool output pruned: bash `pytest -x` -> failed, 4,812 chars]",
+        "[tool output pruned: bash `pytest -x` -> failed: " + "x" * 159 + "…, 4,812 chars]",
+    ),
+    (
+        "ok_command",
+        ("bash", '{"command": "ls -R"}', "<returncode>0</returncode>\n" + BIG, False),
+        "[tool output pruned: bash `ls -R` -> ok, 4,839 chars]",
+    ),
+    (
+        "error_shown",
+        (
+            "bash",
+            '{"command": "python t.py"}',
+            "<returncode>0</returncode>\n" + BIG + "\nTraceback (most recent call last):\n"
+            '  File "t.py", line 3, in <module>\nKeyError: 3',
+            False,
+        ),
+        "[tool output pruned: bash `python t.py` -> ok (error shown: KeyError: 3 | at t.py:3 "
+        "in <module>), 4,921 chars]",
     ),
     (
         "read_path",
         ("read", '{"file_path": "/repo/src/app.py"}', BIG, False),
-        "[tool output pruned: read `/repo/src/app.py` -> ok, 4,812 chars]",
+        "[tool output pruned: read `/repo/src/app.py`, 4,812 chars]",
     ),
     (
         "secret_in_command",
         ("shell", '{"command": "TOKEN=abc123secret ./deploy"}', BIG, False),
-        "[tool output pruned: shell `TOKEN=[REDACTED] ./deploy` -> ok, 4,812 chars]",
+        "[tool output pruned: shell `TOKEN=[REDACTED] ./deploy`, 4,812 chars]",
     ),
     (
         "invalid_arguments",
         ("mcp_tool", "{not json", BIG, False),
-        "[tool output pruned: mcp_tool -> ok, 4,812 chars]",
+        "[tool output pruned: mcp_tool, 4,812 chars]",
     ),
 ]
 
@@ -135,17 +171,104 @@ def test_tail_start_aligns_to_calls(letters, min_messages, budget, expected):
 
 
 HEADS = [
-    ("system_and_exchange", "suaua", True, 3),
-    ("answer_with_calls_not_in_head", "sutrua", True, 2),
-    ("later_compactions_keep_only_system", "suaua", False, 1),
-    ("no_system", "uaua", True, 2),
+    ("system_and_task", "suaua", 2),
+    ("answer_with_calls_not_in_head", "sutrua", 2),
+    ("demonstration_and_task", "suuaua", 3),
+    ("no_system", "uaua", 1),
+    ("no_task", "saua", 1),
+    ("no_assistant_yet", "suu", 3),
 ]
 
 
-@pytest.mark.parametrize(
-    ("letters", "first_exchange", "expected"), [c[1:] for c in HEADS], ids=[c[0] for c in HEADS]
-)
-def test_head_end(letters, first_exchange, expected):
-    actual = head_end(list(pattern(letters)), first_exchange=first_exchange)
+@pytest.mark.parametrize(("letters", "expected"), [c[1:] for c in HEADS], ids=[c[0] for c in HEADS])
+def test_head_end(letters, expected):
+    actual = head_end(list(pattern(letters)))
 
     assert actual == expected
+
+
+def test_head_end_stops_at_an_earlier_summary():
+    fixture = [TextMessage.system("s"), TextMessage.user("task"), TextMessage.user("SUMMARY")]
+
+    actual = head_end(fixture, is_summary=lambda message: message.text == "SUMMARY")
+
+    assert actual == 2
+
+
+FAILURE_FORMS = st.sampled_from(
+    [
+        "<returncode>0</returncode>\n",
+        "<returncode>1</returncode>\n",
+        "<returncode>2</returncode>\n",
+        "[Command finished with exit code 0]",
+        "[Command finished with exit code 1]",
+        "[The command completed with exit code 3.]",
+        "Exit code 1\n",
+        "ERROR: no replacement\n",
+        "Ran into [Errno 2] No such file\n",
+        "Invalid `path` parameter\n",
+        "Your proposed edit has introduced new syntax error(s).\n",
+        "Your command ran successfully and did not produce any output.\n",
+        "Traceback (most recent call last):\n",
+        '  File "x.py", line 1, in <module>\n',
+        "ValueError: boom\n",
+        "FAILED tests/t.py::test_a - assert 1 == 2\n",
+        "ok\n",
+        "y" * 150 + "\n",
+    ]
+)
+
+
+@given(st.lists(FAILURE_FORMS, min_size=1, max_size=8).map("".join), st.booleans())
+def test_pruned_output_says_what_the_catalog_reads_never_ok_for_a_failure(output, flagged):
+    catalog = ToolCatalog.default()
+    call = ToolCall(id="c", name="bash", arguments='{"command": "make"}')
+    result = ToolResult(call_id="c", content=output + "z" * 300, is_error=flagged)
+    outcome = catalog.outcome(result)
+
+    text = placeholder(call, result)
+
+    actual = (
+        " -> ok" in text,
+        " -> failed" in text,
+        output_outcome(text),
+        catalog.has_failed(result) and " -> ok" in text,
+    )
+    assert actual == (outcome == "ok", outcome == "failed", outcome, False)
+
+
+def test_prune_keeps_an_output_shorter_than_its_placeholder():
+    short_failure = "<returncode>1</returncode>\n" + "ValueError: " + "v" * 190
+    fixture = _session(
+        ("bash", '{"command": "python -c ' + "'x'" * 20 + '"}', short_failure, False)
+    )
+
+    actual = prune_tool_outputs(fixture, protect_from=len(fixture) - 2).indices
+
+    assert actual == ()
+
+
+def test_a_summary_of_pruned_outputs_keeps_their_outcome_and_evidence():
+    fixture = _session(
+        ("bash", '{"command": "pytest -x"}', FAILED_OUTPUT, False),
+        ("bash", '{"command": "ls"}', "<returncode>0</returncode>\n" + BIG, False),
+        ("read", '{"path": "a.py"}', BIG, False),
+    )
+    pruned = prune_tool_outputs(fixture, protect_from=len(fixture) - 2).context
+
+    def lines(context: Context) -> list[tuple[bool, str | None]]:
+        summary = ContextSummary.from_messages(list(context))
+        return [(item.is_success, item.evidence) for item in summary.tool_calls()]
+
+    assert (
+        lines(pruned)
+        == [
+            (False, "FAILED tests/t.py::test_a - assert 1 == 2 | E assert 1 == 2 | exit code 1"),
+            (True, None),
+            (True, None),
+        ]
+        == [
+            (success, evidence and " ".join(evidence.split()))
+            for success, evidence in lines(fixture)
+        ]
+    )

@@ -6,10 +6,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forge_app.compaction._compactor import Compactor
-from forge_app.compaction.llm._prompt import framed
-from forge_app.compaction.llm._span import find_span
+from forge_app.compaction.llm._prompt import END_MARKER, framed
+from forge_app.compaction.llm._span import find_span, frame_of
 from forge_app.compaction.llm._splice import splice_summary
-from forge_domain import Compact, CompactionStrategy, Context, TextMessage
+from forge_app.summary import SummaryFrame, SummaryTransformer
+from forge_domain import Compact, CompactionStrategy, Context, Role, TextMessage, ToolCatalog
 from forge_domain.testing import pattern
 from forge_domain.validation import find_violations
 from tests.app.engine_sessions import coding_session
@@ -36,26 +37,55 @@ def test_find_span_folds_a_frame_summary():
     fixture = list(frame.context)
 
     span = find_span(fixture, min_tail_messages=2, tail_tokens=0)
-    actual = (span.start, span.previous == fixture[2].text, len(span.earlier_blocks))
+    actual = (span.start, span.previous == fixture[2].text, len(span.earlier_blocks), span.task)
 
-    assert actual == (1, True, 1)
+    assert actual == (2, True, 1, "Fix the failing tests in the parser.")
 
 
-def test_find_span_protects_the_first_exchange_only_the_first_time():
+def test_find_span_never_summarises_the_task():
     fixture = list(pattern("suaaaaua"))
 
     actual = find_span(fixture, min_tail_messages=2, tail_tokens=10).start
 
-    assert actual == 3
+    assert actual == 2
 
 
-def test_find_span_does_not_protect_a_first_exchange_bigger_than_the_tail_budget():
+def test_find_span_keeps_the_task_after_an_earlier_summary():
+    fixture = [
+        TextMessage.system("s"),
+        TextMessage.user("the task"),
+        TextMessage.assistant(framed("## Goal\nold goal") + "\n\nI kept working."),
+        *pattern("uaua"),
+    ]
+
+    span = find_span(fixture, min_tail_messages=2, tail_tokens=0)
+    actual = (span.start, span.task, span.previous)
+
+    assert actual == (2, "the task", "## Goal\nold goal")
+
+
+def test_find_span_keeps_a_task_bigger_than_the_tail_budget():
     fixture = [TextMessage.system("s"), TextMessage.user("x" * 4_000), *pattern("aaaaua")]
 
     actual = find_span(fixture, min_tail_messages=2, tail_tokens=500).start
 
-    assert actual == 1
+    assert actual == 2
 
+
+def test_find_span_reads_a_summary_written_under_an_earlier_prefix():
+    old = (
+        "[EARLIER CONTEXT — REFERENCE ONLY]\nOlder wording of the prefix.\n\n## Goal\nold goal"
+        f"\n\n{END_MARKER}"
+    )
+    fixture = [TextMessage.system("s"), TextMessage.user(old), *pattern("aaaaua")]
+
+    span = find_span(fixture, min_tail_messages=2, tail_tokens=0)
+    actual = (span.start, span.previous)
+
+    assert actual == (1, "## Goal\nold goal")
+
+
+FRAME = SummaryFrame().render
 
 VALID_UNITS = st.lists(st.sampled_from(["u", "a", "tr", "te", "Trr", "Tre"]), max_size=12).map(
     "".join
@@ -78,3 +108,48 @@ def test_find_span_then_splice_is_valid_and_keeps_head_and_tail(letters, keep, b
     )
 
     assert actual == ([], True, True)
+
+
+@given(VALID_UNITS, st.integers(0, 6), st.integers(0, 40))
+def test_find_span_starts_at_or_after_the_first_assistant_message(letters, keep, budget):
+    fixture = list(pattern("su" + letters))
+    span = find_span(fixture, min_tail_messages=keep, tail_tokens=budget)
+    first = next((i for i, m in enumerate(fixture) if m.has_role(Role.ASSISTANT)), len(fixture))
+
+    actual = span is None or span.start == first
+
+    assert actual is True
+
+
+def _frame_of(span, budgets):
+    return frame_of(span, ToolCatalog.default(), SummaryTransformer("/repo"), FRAME, budgets)
+
+
+def test_frame_of_bounds_the_summary_and_the_record_but_not_the_facts():
+    fixture = list(coding_session(rounds=12))
+    span = find_span(fixture, min_tail_messages=2, tail_tokens=0)
+
+    frame = frame_of(
+        span, ToolCatalog.default(), SummaryTransformer("/repo"), FRAME, (3_000, 1_500)
+    )
+    actual = (
+        len(frame.text) <= 3_000,
+        len(frame.record) <= 1_500,
+        sum(call.tool.definition.is_file_change for call in frame.complete.tool_calls()),
+        "**Update:** `src/parser_12.py`" in frame.record,
+    )
+
+    assert actual == (True, True, 12, True)
+
+
+def test_frame_of_gives_the_summariser_only_the_span_s_own_turns():
+    first = Compactor(Compact()).compact(coding_session(), CompactionStrategy.retain(3)).context
+    fixture = list(first.append(*coding_session(rounds=2)[3:]))
+    span = find_span(fixture, min_tail_messages=2, tail_tokens=0)
+
+    frame = frame_of(
+        span, ToolCatalog.default(), SummaryTransformer("/repo"), FRAME, (9_000, 9_000)
+    )
+    actual = ("src/parser_4.py" in frame.text, "src/parser_4.py" in frame.record)
+
+    assert actual == (True, False)

@@ -18,49 +18,49 @@ from forge_domain.testing import pattern, pattern_of
 from forge_domain.validation import find_violations
 
 SPLICES = [
-    # (id, letters, span, expected pattern, summary role or "merged")
-    ("after_system_before_assistant", "suaua", (1, 1), "suaua", Role.USER),
-    ("after_user_before_user", "suaua", (2, 2), "suaua", Role.ASSISTANT),
-    ("after_assistant_before_assistant", "suaaa", (3, 3), "suaua", Role.USER),
-    ("after_system_before_user_merges", "suaua", (1, 2), "sua", "merged"),
-    ("after_user_before_assistant_merges", "suauaa", (2, 4), "sua", "merged"),
-    ("at_the_start_before_user_merges", "uaua", (0, 1), "ua", "merged"),
-    ("to_the_end", "suaua", (2, 4), "sua", Role.ASSISTANT),
+    # (id, letters, span, expected pattern)
+    ("after_system_before_assistant", "suaua", (1, 1), "suaua"),
+    ("after_user_before_user", "suaua", (2, 2), "suuua"),
+    ("after_assistant_before_assistant", "suaaa", (3, 3), "suaua"),
+    ("after_system_before_user", "suaua", (1, 2), "suua"),
+    ("after_the_task_before_assistant", "suauaa", (2, 4), "suua"),
+    ("at_the_start_before_user", "uaua", (0, 1), "uua"),
+    ("to_the_end", "suaua", (2, 4), "suu"),
 ]
 
 
 @pytest.mark.parametrize(
-    ("letters", "span", "expected_pattern", "expected_role"),
+    ("letters", "span", "expected_pattern"),
     [c[1:] for c in SPLICES],
     ids=[c[0] for c in SPLICES],
 )
-def test_splice_summary_picks_a_role_that_alternates(
-    letters, span, expected_pattern, expected_role
-):
+def test_splice_summary_is_a_standalone_user_message(letters, span, expected_pattern):
     fixture = pattern(letters)
 
     spliced = Context(splice_summary(list(fixture), span, "## Goal\nship it"))
     holder = next(m for m in spliced if m.text.startswith(SUMMARY_PREFIX))
-    merged = not holder.text.endswith(END_MARKER)
-    actual = (pattern_of(spliced), "merged" if merged else holder.role)
+    actual = (pattern_of(spliced), holder.role, holder.text.endswith(END_MARKER))
 
-    assert actual == (expected_pattern, expected_role)
+    assert actual == (expected_pattern, Role.USER, True)
 
 
-def test_splice_summary_merges_ahead_of_the_next_message_with_an_end_marker():
-    fixture = Context(
-        [
-            TextMessage.system("sys"),
-            TextMessage.user("task"),
-            TextMessage.assistant("old"),
-            TextMessage.user("more"),
-            TextMessage.assistant("latest answer"),
-        ]
-    )
+def test_splice_summary_after_the_task_stands_alone_with_the_frame():
+    fixture = [
+        TextMessage.system("sys"),
+        TextMessage.user("task"),
+        TextMessage.assistant("old"),
+        TextMessage.user("more"),
+        TextMessage.assistant("latest answer"),
+    ]
 
-    actual = splice_summary(list(fixture), (2, 3), "## Goal\nship it")[2].text
+    spliced = splice_summary(fixture, (2, 3), "## Goal\nship it", summary_data={"blocks": []})
+    actual = [(m.role, m.text, m.summary_data) for m in spliced[1:]]
 
-    assert actual == f"{framed('## Goal' + chr(10) + 'ship it')}\n\nlatest answer"
+    assert actual == [
+        (Role.USER, "task", None),
+        (Role.USER, framed("## Goal\nship it"), {"blocks": []}),
+        (Role.ASSISTANT, "latest answer", None),
+    ]
 
 
 def test_summary_body_reads_back_what_framed_wrote():

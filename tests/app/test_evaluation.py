@@ -8,7 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from forge_app.cli.app import app
-from forge_app.evaluation import extract_facts, prompt_cost, retention
+from forge_app.cli.eval import markdown_table
+from forge_app.evaluation import SessionEval, extract_facts, prompt_cost, retention
 from forge_domain import Context, TextMessage, ToolCall, ToolResult
 from tests.sessions import SESSIONS
 
@@ -146,3 +147,38 @@ def test_eval_command_prints_a_row_per_session_and_window_and_totals(tmp_path):
         all(r["peak_request"] <= r["window"] for r in written),
     )
     assert actual == (0, [(8000, True, [1, 1]), (16000, True, [1, 1])], True, True)
+
+
+def test_markdown_table_shows_summary_calls_and_prompt_tokens():
+    fixture = SessionEval(
+        session="s1",
+        window=16_000,
+        threshold=11_200,
+        turns=10,
+        valid=True,
+        stopped=None,
+        peak_request=9_000,
+        compactions=2,
+        ineffective=0,
+        largest_summary=800,
+        summary_calls=2,
+        summary_prompt_tokens=7_300,
+        task=(1, 1),
+        asks=(0, 0),
+        modified_paths=(1, 2),
+        failures=(0, 1),
+        last_error=(0, 1),
+        billed=50.0,
+        billed_uncompacted=100.0,
+    )
+
+    lines = markdown_table([fixture]).splitlines()
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    row = [cell.strip() for cell in lines[2].strip("|").split("|")]
+    actual = (
+        row[header.index("summary calls")],
+        row[header.index("summary prompt tokens")],
+        lines[4].endswith("Summary calls: 2 (7,300 prompt tokens)."),
+    )
+
+    assert actual == ("2", "7,300", True)

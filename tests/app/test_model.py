@@ -7,8 +7,14 @@ from collections.abc import Iterator
 import pytest
 
 from forge_app.errors import ContextLengthExceeded, ModelCallFailed, ProviderUnavailable
-from forge_app.runtime._model import FunctionModel, ModelRequest, ModelResponse, OpenAIChatModel
-from forge_domain import Agent, Context, TextMessage, ToolCall, ToolResult, Usage
+from forge_app.runtime._model import (
+    EXCERPT_CHARS,
+    FunctionModel,
+    ModelRequest,
+    ModelResponse,
+    OpenAIChatModel,
+)
+from forge_domain import Agent, Context, Role, TextMessage, ToolCall, ToolResult, Usage
 from tests.app.fake_openai_server import FakeOpenAIServer, Reply
 
 
@@ -146,3 +152,125 @@ async def test_function_model_accepts_sync_and_async_handlers():
     answers = [await FunctionModel(h).complete(request) for h in (sync, asynchronous)]
 
     assert [a.message.text for a in answers] == ["sync", "async"]
+
+
+_TOOL_CALL = '{"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}'
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "message"),
+    [
+        (b'{"id": "x", "choices": [{"ind', "application/json", 'the response is not JSON: \'{"id"'),
+        (
+            b"<html>\n<body><h1>502 Bad Gateway</h1></body>\n</html>",
+            "text/html",
+            "the response is not JSON: '<html> <body><h1>502 Bad Gateway</h1></body> </html>'",
+        ),
+        (b"", "application/json", "the response body is empty"),
+        (
+            b'"hello"',
+            "application/json",
+            "the response is not a chat completion object: '\"hello\"'",
+        ),
+        (b'{"choices": 5}', "application/json", "the response has no 'choices' list"),
+        (b'{"choices": []}', "application/json", "the provider returned no choices"),
+        (b'{"choices": [{"message": "hi"}]}', "application/json", "choices[0] has no 'message'"),
+        (
+            b'{"error": {"message": "upstream timed out", "code": 504}}',
+            "application/json",
+            'the provider answered with an error: \'{"error": {"message": "upstream timed out"',
+        ),
+        (
+            b'{"choices": [{"message": {"role": "assistant", "tool_calls": [{"id": ""}]}}]}',
+            "application/json",
+            "the message is malformed (tool_calls[0].id: expected a non-empty string",
+        ),
+        (
+            b'{"choices": [{"message": {"role": "user", "content": "hi"}}]}',
+            "application/json",
+            "the message's role is 'user', not 'assistant'",
+        ),
+        (b'{"choices": NaN}', "application/json", "the response is not JSON"),
+        (b"[" * 5_000 + b"]" * 5_000, "application/json", "the response is not JSON: '[[[["),
+        (b"\xff\xfe{}", "application/json", "the response is not JSON"),
+    ],
+    ids=[
+        "truncated-json",
+        "html-page",
+        "empty",
+        "json-string",
+        "choices-not-a-list",
+        "no-choices",
+        "message-not-an-object",
+        "error-object",
+        "malformed-tool-call",
+        "user-role",
+        "nan",
+        "5000-deep",
+        "not-utf8",
+    ],
+)
+@pytest.mark.anyio
+async def test_openai_model_unreadable_200_is_a_typed_error(server, body, content_type, message):
+    server.script(Reply.raw(body, content_type))
+    model = OpenAIChatModel(server.client(), "gpt-test")
+
+    with pytest.raises(ModelCallFailed) as raised:
+        await model.complete(ModelRequest.of(Context([TextMessage.user("x")]), model=None))
+
+    actual = (type(raised.value), raised.value.status, message in str(raised.value))
+    assert actual == (ModelCallFailed, 200, True), str(raised.value)
+
+
+@pytest.mark.anyio
+async def test_openai_model_error_quotes_a_bounded_excerpt_of_the_body(server):
+    server.script(Reply.raw(b"<html>" + b"x" * 1_000_000, "text/html"))
+    model = OpenAIChatModel(server.client(), "gpt-test")
+
+    with pytest.raises(ModelCallFailed) as raised:
+        await model.complete(ModelRequest.of(Context([TextMessage.user("x")]), model=None))
+
+    assert len(str(raised.value)) < EXCERPT_CHARS + 100
+
+
+@pytest.mark.anyio
+async def test_openai_model_reads_a_lenient_completion(server):
+    body = (
+        '{"choices": [{"message": {"content": "ok", "refusal": null, "tool_calls": [],'
+        ' "reasoning_content": "thought"}, "finish_reason": "eos"}],'
+        ' "usage": {"prompt_tokens": "many", "completion_tokens": 3}}'
+    )
+    server.script(Reply.raw(body.encode()))
+    model = OpenAIChatModel(server.client(), "gpt-test")
+
+    actual = await model.complete(ModelRequest.of(Context([TextMessage.user("x")]), model=None))
+
+    expected = ModelResponse(
+        message=TextMessage(role=Role.ASSISTANT, content="ok", reasoning_content="thought"),
+        finish_reason="eos",
+    )
+    assert actual == expected
+
+
+@pytest.mark.anyio
+async def test_openai_model_reads_cached_tokens_and_tool_calls_from_the_body(server):
+    body = (
+        '{"choices": [{"message": {"role": "assistant", "content": null, "tool_calls": ['
+        + _TOOL_CALL
+        + ']}, "finish_reason": "tool_calls"}], "usage": {"prompt_tokens": 10,'
+        ' "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": 4}}}'
+    )
+    server.script(Reply.raw(body.encode()))
+    model = OpenAIChatModel(server.client(), "gpt-test")
+
+    actual = await model.complete(ModelRequest.of(Context([TextMessage.user("x")]), model=None))
+
+    expected = ModelResponse(
+        message=TextMessage.assistant(
+            None,
+            (ToolCall(id="c1", name="read"),),
+            usage=Usage.reported(prompt_tokens=10, completion_tokens=2, cached_tokens=4),
+        ),
+        finish_reason="tool_calls",
+    )
+    assert actual == expected

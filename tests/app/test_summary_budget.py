@@ -63,17 +63,43 @@ def test_limit_texts_cuts_texts_and_commands():
             SummaryBlock(role=Role.ASSISTANT, contents=(_shell("x" * (COMMAND_LIMIT + 10)),)),
         )
     )
-    actual = limit_texts(fixture, 20)
+    actual = limit_texts(fixture, 45)
     expected = ContextSummary(
         blocks=(
-            SummaryBlock(role=Role.USER, contents=(TextItem(text=truncate_text("u" * 50, 20)),)),
+            SummaryBlock(role=Role.USER, contents=(TextItem(text=truncate_text("u" * 50, 45)),)),
             SummaryBlock(
                 role=Role.ASSISTANT,
-                contents=(_shell(truncate_text("x" * (COMMAND_LIMIT + 10), 20)),),
+                contents=(_shell(truncate_text("x" * (COMMAND_LIMIT + 10), 45)),),
             ),
         )
     )
     assert actual == expected
+
+
+def test_limit_texts_never_cuts_below_the_minimum():
+    fixture = ContextSummary(
+        blocks=(SummaryBlock(role=Role.ASSISTANT, contents=(_shell("grep -rn pattern " * 5),)),)
+    )
+    actual = limit_texts(fixture, 0)
+    expected = limit_texts(fixture, MIN_TEXT_LIMIT)
+    assert (actual, expected.blocks[0].contents[0] != fixture.blocks[0].contents[0]) == (
+        expected,
+        True,
+    )
+
+
+RECUT_CASES = [
+    ("x" * 500, 400, "x" * 400 + " … [truncated 100 chars]"),
+    ("x" * 400 + " … [truncated 100 chars]", 400, "x" * 400 + " … [truncated 100 chars]"),
+    ("x" * 400 + " … [truncated 100 chars]", 100, "x" * 100 + " … [truncated 400 chars]"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "expected"), RECUT_CASES, ids=["first-cut", "same-limit", "shorter"]
+)
+def test_truncate_text_recut_counts_both_cuts_in_one_marker(text, limit, expected):
+    assert truncate_text(text, limit) == expected
 
 
 def test_drop_oldest_narration_keeps_asks_and_calls_with_a_note():
@@ -202,24 +228,49 @@ def test_fit_summary_notes_repeated_asks_in_an_assistant_block():
     assert actual == expected
 
 
-def test_fit_summary_over_with_nothing_left_to_drop_keeps_asks_and_changes():
+def test_fit_summary_over_with_nothing_left_to_cut_drops_the_oldest_asks():
     update = ToolCallItem(id=None, tool=FileUpdateTool(path="a.py"), is_success=True)
+    asks = tuple(TextItem(text=f"ask {number}: " + "please " * 20) for number in range(40))
     fixture = ContextSummary(
         blocks=(
-            SummaryBlock(role=Role.USER, contents=(TextItem(text="fix " * 100),)),
+            SummaryBlock(role=Role.USER, contents=asks),
             SummaryBlock(role=Role.ASSISTANT, contents=(update,)),
         )
     )
-    actual, _ = fit_summary(fixture, FRAME.render, 100)
-    expected = ContextSummary(
-        blocks=(
-            SummaryBlock(
-                role=Role.USER, contents=(TextItem(text=truncate_text("fix " * 100, 40)),)
-            ),
-            SummaryBlock(role=Role.ASSISTANT, contents=(update,)),
-        )
+    fitted, text = fit_summary(fixture, FRAME.render, 1_500)
+    (note, *kept), *_ = (block.contents for block in fitted.blocks)
+    user = [item.text for item in fitted.blocks[1].contents]
+    dropped = dict(note.omitted)["ask"]
+    actual = (
+        len(text) <= 1_500,
+        user == [truncate_text(ask.text, MIN_TEXT_LIMIT) for ask in asks[dropped:]],
+        fitted.blocks[-1].contents,
     )
-    assert actual == expected
+    assert (actual, kept) == ((True, True, (update,)), [])
+
+
+def test_fit_summary_keeps_the_last_error_and_cuts_older_evidence_first():
+    def failed(command: str, evidence: str) -> ToolCallItem:
+        return ToolCallItem(
+            id=None, tool=ShellTool(command=command), is_success=False, evidence=evidence
+        )
+
+    old = [
+        failed(f"pytest tests/test_{n}.py", f"E   assert {n} == 0 | " + "x" * 150) for n in range(6)
+    ]
+    last = failed("make build " + "y" * 200, "error: missing separator | " + "z" * 150)
+    fixture = ContextSummary(blocks=(SummaryBlock(role=Role.ASSISTANT, contents=(*old, last)),))
+    full = len(FRAME.render(fixture))
+    fitted, text = fit_summary(fixture, FRAME.render, full - 600)
+    *older, newest = fitted.tool_calls()
+    cut = [item.evidence == f"E   assert {n} == 0" for n, item in enumerate(older)]
+    actual = (
+        len(text) <= full - 600,
+        (newest.tool.command[:64], newest.evidence) == (last.tool.command[:64], last.evidence),
+        len(older),
+        any(cut) and cut == sorted(cut, reverse=True),  # the oldest evidence is cut first
+    )
+    assert actual == (True, True, 6, True)
 
 
 # -- fit_summary properties, over generated summaries ------------------------------------
@@ -241,6 +292,13 @@ detail_tools = st.one_of(
         changes=st.just((TodoChange(todo=Todo(content="step", status="pending"), kind="added"),)),
     ),
 )
+evidence = st.none() | st.sampled_from(
+    [
+        "exit code 1",
+        "E   assert 1 == 2 | FAILED t.py::test_a | exit code 1",
+        "ValueError: " + "v" * 190,
+    ]
+)
 
 
 @st.composite
@@ -252,6 +310,7 @@ def calls(draw: st.DrawFn) -> ToolCallItem:
         is_success=draw(st.booleans()),
         earlier=earlier,
         earlier_failures=draw(st.integers(min_value=0, max_value=earlier)),
+        evidence=draw(evidence),
     )
 
 
@@ -295,43 +354,53 @@ def _tally(summary: ContextSummary) -> Counter[str]:
         if isinstance(item, ToolCallItem):
             tally[item.tool.kind] += item.calls
         elif item.is_omission:
-            tally.update(dict(item.omitted))
+            for kind, count in item.omitted:
+                tally["user" if kind in ("ask", "repeated_ask") else kind] += count
         else:
-            tally["repeated_ask" if role == Role.USER else "narration"] += 1
+            tally["user" if role == Role.USER else "narration"] += 1
     return tally
 
 
-def _asks(summary: ContextSummary) -> set[str]:
-    return {
-        item.text.split(":")[0]
-        for role, item in _entries(summary)
-        if role == Role.USER and isinstance(item, TextItem)
-    }
+def _user_texts(summary: ContextSummary) -> list[str]:
+    return [item.text for role, item in _entries(summary) if role == Role.USER]
+
+
+def _asks(summary: ContextSummary) -> list[str]:
+    """The distinct asks (``ask N``), oldest last saying first."""
+    last = {text.split(":")[0]: index for index, text in enumerate(_user_texts(summary))}
+    return sorted(last, key=last.__getitem__)
+
+
+def _lines(summary: ContextSummary) -> list[ToolCallItem]:
+    return [item for _, item in _entries(summary) if isinstance(item, ToolCallItem)]
 
 
 def _changes(summary: ContextSummary) -> list[ToolCallItem]:
-    return [
-        item
-        for _, item in _entries(summary)
-        if isinstance(item, ToolCallItem)
-        and item.tool.kind in {"file_update", "file_remove", "undo"}
-    ]
+    return [i for i in _lines(summary) if i.tool.kind in {"file_update", "file_remove", "undo"}]
+
+
+def _shows_error(item: ToolCallItem) -> bool:
+    return not item.is_success or item.evidence is not None
+
+
+def _last_errors(summary: ContextSummary) -> list[ToolCallItem]:
+    """The last failed line and the last line with evidence: kept whole."""
+    failed = [item for item in _lines(summary) if not item.is_success][-1:]
+    shown = [item for item in _lines(summary) if item.evidence is not None][-1:]
+    return [*failed, *shown]
+
+
+def _key(item: ToolCallItem) -> tuple[str, str, int, bool]:
+    """A line as the budget leaves it recognisable: a command by its start, no evidence."""
+    shown = item.tool.command[:40] if isinstance(item.tool, ShellTool) else repr(item.tool)
+    return item.tool.kind, shown, item.calls, item.is_success
 
 
 def _is_exhausted(summary: ContextSummary) -> bool:
     """Nothing left that the budget may drop or cut further."""
-    asks = [item.text for role, item in _entries(summary) if role == Role.USER]
-    return (
-        len(asks) == len(set(asks))
-        and all(
-            ask.endswith(" chars]") or len(truncate_text(ask, MIN_TEXT_LIMIT)) >= len(ask)
-            for ask in asks
-        )
-        and all(
-            _is_note(item) or (isinstance(item, ToolCallItem) and item in _changes(summary))
-            for role, item in _entries(summary)
-            if role == Role.ASSISTANT
-        )
+    kept = _changes(summary) + _last_errors(summary)
+    return not _user_texts(summary) and all(
+        _is_note(item) or item in kept for _, item in _entries(summary)
     )
 
 
@@ -348,12 +417,30 @@ def test_fit_summary_fits_whenever_possible(summary, max_chars):
 
 @settings(max_examples=80, deadline=None)
 @given(long_summaries(), budgets)
-def test_fit_summary_keeps_every_ask_and_change_and_counts_what_it_drops(summary, max_chars):
+def test_fit_summary_keeps_changes_and_the_last_error_and_counts_what_it_drops(summary, max_chars):
     fitted, _ = fit_summary(summary, FRAME.render, max_chars)
     notes = [item for _, item in _entries(fitted) if _is_note(item)]
-    actual = (_asks(fitted), _changes(fitted), +_tally(fitted), len(notes) <= 1)
-    expected = (_asks(summary), _changes(summary), +_tally(summary), True)
+    shown = [(_key(item), item.evidence) for item in _lines(fitted)]
+    kept = [item for item in _last_errors(summary) if (_key(item), item.evidence) in shown]
+    changes = [_key(item) for item in _changes(fitted)]
+    actual = (changes, kept, +_tally(fitted), len(notes) <= 1)
+    expected = ([_key(i) for i in _changes(summary)], _last_errors(summary), +_tally(summary), True)
     assert actual == expected
+
+
+@settings(max_examples=80, deadline=None)
+@given(long_summaries(), budgets)
+def test_fit_summary_drops_asks_only_the_oldest_and_only_when_cut_ones_do_not_fit(
+    summary, max_chars
+):
+    fitted, _ = fit_summary(summary, FRAME.render, max_chars)
+    asks, kept = _asks(summary), _asks(fitted)
+    at_minimum = all(
+        len(text) <= len(truncate_text("x" * 10_000, MIN_TEXT_LIMIT))
+        for text in _user_texts(fitted)
+    )
+    actual = (kept == asks[len(asks) - len(kept) :], kept == asks or at_minimum)
+    assert actual == (True, True)
 
 
 def _narration(summary: ContextSummary) -> list[SummaryItem]:
@@ -364,30 +451,37 @@ def _narration(summary: ContextSummary) -> list[SummaryItem]:
     ]
 
 
-def _details(summary: ContextSummary) -> list[SummaryItem]:
+def _details(summary: ContextSummary) -> list[tuple[str, str, int, bool]]:
+    """Lines that changed no file and showed no error."""
     changes = _changes(summary)
-    return [
-        item
-        for _, item in _entries(summary)
-        if isinstance(item, ToolCallItem) and item not in changes
-    ]
+    return [_key(i) for i in _lines(summary) if i not in changes and not _shows_error(i)]
 
 
-def _is_suffix(kept: list[SummaryItem], of: list[SummaryItem]) -> bool:
+def _old_errors(summary: ContextSummary) -> list[tuple[str, str, int, bool]]:
+    """Lines that changed no file and showed an error, but the last errors."""
+    skip = _changes(summary) + _last_errors(summary)
+    return [_key(i) for i in _lines(summary) if i not in skip and _shows_error(i)]
+
+
+def _is_suffix(kept: list[object], of: list[object]) -> bool:
     return kept == of[len(of) - len(kept) :]
 
 
 @settings(max_examples=80, deadline=None)
 @given(long_summaries(), budgets)
-def test_fit_summary_drops_the_oldest_first_narration_then_lines_then_cuts_asks(summary, max_chars):
+def test_fit_summary_drops_the_oldest_first_narration_then_lines_then_errors_then_cuts_asks(
+    summary, max_chars
+):
     fitted, _ = fit_summary(summary, FRAME.render, max_chars)
     narration, details = _narration(fitted), _details(fitted)
-    asks = [item.text for role, item in _entries(fitted) if role == Role.USER]
-    cut = any(ask.endswith(" chars]") for ask in asks)
+    errors = [key for key in _old_errors(fitted) if key in _old_errors(summary)]
+    cut = any(text.endswith(" chars]") for text in _user_texts(fitted))
     actual = (
         _is_suffix(narration, _narration(summary)),
         _is_suffix(details, _details(summary)),
+        _is_suffix(errors, _old_errors(summary)),
         not narration or details == _details(summary),
-        not cut or (not narration and not details and len(asks) == len(set(asks))),
+        not details or errors == _old_errors(summary),
+        not cut or (not narration and not details and not errors),
     )
-    assert actual == (True, True, True, True)
+    assert actual == (True, True, True, True, True, True)

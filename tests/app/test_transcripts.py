@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import json
+import math
 import os
+import signal
+import socket
 import stat
+import subprocess
+import sys
+import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -27,7 +35,7 @@ from forge_app.files._transcripts import (
     write_text_atomic,
     write_transcript,
 )
-from forge_domain import Context, TextMessage
+from forge_domain import Context, TextMessage, ToolCall, ToolResult
 from forge_domain.testing import PATTERN_LETTERS, pattern
 from tests.sessions import SESSIONS
 
@@ -185,7 +193,7 @@ def test_write_text_atomic_missing_directory_leaves_nothing(tmp_path):
 def test_write_text_atomic_failure_keeps_old_file(tmp_path):
     path = tmp_path / "out.json"
     path.write_text("old")
-    with pytest.raises(UnicodeEncodeError):
+    with pytest.raises(OutputNotWritten, match="lone surrogate"):
         write_text_atomic(path, "new \ud800")
     assert [(p.name, p.read_text()) for p in tmp_path.iterdir()] == [("out.json", "old")]
 
@@ -213,3 +221,349 @@ def test_write_text_atomic_to_a_directory_fails_cleanly(tmp_path):
     with pytest.raises(OutputNotWritten, match="Is a directory"):
         write_text_atomic(tmp_path, "x")
     assert list(tmp_path.iterdir()) == []
+
+
+# -- hostile inputs (issue 13): refused as bad JSON, with the position of the problem -------------
+
+
+def _user(extra: str, content: str = '"x"') -> str:
+    return f'[{{"role": "user", "content": {content}{extra}}}]'
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (_user(', "score": NaN'), "line 1 column 44: invalid JSON: NaN is not a JSON number"),
+        (
+            _user(', "score": Infinity'),
+            "line 1 column 44: invalid JSON: Infinity is not a JSON number",
+        ),
+        (
+            _user(', "score": -Infinity'),
+            "line 1 column 44: invalid JSON: -Infinity is not a JSON number",
+        ),
+        (
+            _user(', "usage": {"cost": 1e309}'),
+            "line 1 column 53: invalid JSON: number 1e309 is out of range "
+            "(a float holds at most 1.8e308)",
+        ),
+        (
+            _user(', "n": ' + "9" * 5_000),
+            "line 1 column 40: invalid JSON: "
+            "integer of 5,000 digits is out of range (at most 4,300)",
+        ),
+        (
+            _user(', "x": ' + "[" * 5_000 + "]" * 5_000),
+            "line 1 column 238: invalid JSON: nested deeper than 200 levels",
+        ),
+        (
+            _user(', "x": ' + "[" * 199 + "]" * 199),
+            "line 1 column 238: invalid JSON: nested deeper than 200 levels",
+        ),
+        (
+            _user("", '"x\\ud800"'),
+            "line 1 column 30: invalid JSON: lone surrogate '\\ud800' (half a UTF-16 pair)",
+        ),
+        (
+            '[\n  {"role": "user",\n   "content": "\\udc00 after"}]',
+            "line 3 column 15: invalid JSON: lone surrogate '\\udc00' (half a UTF-16 pair)",
+        ),
+        (
+            _user("", '"\\ud83d\\ud83d"'),
+            "line 1 column 30: invalid JSON: lone surrogate '\\ud83d' (half a UTF-16 pair)",
+        ),
+        (
+            _user(', "\\udfff": 1'),
+            "line 1 column 35: invalid JSON: lone surrogate '\\udfff' (half a UTF-16 pair)",
+        ),
+        (
+            _user("", '"x\ud800"'),
+            "line 1 column 30: invalid JSON: lone surrogate '\\ud800' (half a UTF-16 pair)",
+        ),
+    ],
+    ids=[
+        "nan",
+        "infinity",
+        "minus-infinity",
+        "float-over-range",
+        "int-over-digit-limit",
+        "nested-5000",
+        "nested-201",
+        "lone-lead-surrogate",
+        "lone-trail-surrogate-line-3",
+        "lead-then-lead",
+        "surrogate-in-a-key",
+        "raw-surrogate-in-text",
+    ],
+)
+def test_parse_transcript_refuses_json_it_could_not_write_back(text, expected):
+    with pytest.raises(MalformedJson) as caught:
+        parse_transcript(text, "a.json")
+
+    assert str(caught.value) == f"a.json: {expected}"
+
+
+def test_parse_transcript_names_the_jsonl_line_of_a_lone_surrogate():
+    text = f'{USER}\n{{"role": "assistant", "content": "\\ud800"}}\n'
+
+    with pytest.raises(MalformedJson) as caught:
+        parse_transcript(text, "a.jsonl")
+
+    assert (caught.value.line, caught.value.column) == (2, 34)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        _user(', "x": ' + "[" * 198 + "]" * 198),
+        _user("", '"\\ud83d\\ude00 \\uD83D\\uDE00"'),
+        _user("", '"\\\\ud800 is how you write it"'),
+        _user(', "usage": {"cost": 1.7e308}'),
+        _user(', "n": ' + "9" * 4_300),
+        _user("", '"NaN Infinity 1e309"'),
+    ],
+    ids=[
+        "nested-200",
+        "surrogate-pairs",
+        "escaped-backslash",
+        "largest-floats",
+        "int-at-digit-limit",
+        "constants-in-a-string",
+    ],
+)
+def test_parse_transcript_reads_what_it_can_write_back(text):
+    transcript = parse_transcript(text, "a.json")
+
+    actual = parse_transcript(transcript.dumps(), "a.json")
+
+    assert actual == transcript
+
+
+def test_read_transcript_refuses_a_fifo_without_blocking(tmp_path):
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    errors: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            read_transcript(fifo)
+        except TranscriptNotFound as exc:
+            errors.append(exc)
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+
+    assert [str(e) for e in errors] == [
+        f"{fifo}: is a FIFO, not a regular file; pipe it to standard input with '-'"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("setup", "problem"),
+    [
+        (lambda tmp: Path(os.devnull), "is a character device, not a regular file"),
+        (lambda tmp: _symlink_loop(tmp / "loop.json"), "too many levels of symbolic links"),
+        (lambda tmp: _socket(tmp / "s.sock"), "is a socket, not a regular file"),
+        (lambda tmp: tmp, "is a directory, not a transcript file"),
+    ],
+    ids=["device", "symlink-loop", "socket", "directory"],
+)
+def test_read_transcript_refuses_what_is_not_a_regular_file(tmp_path, setup, problem):
+    path = setup(tmp_path)
+
+    with pytest.raises(TranscriptNotFound) as caught:
+        read_transcript(path)
+
+    assert str(caught.value).startswith(f"{path}: {problem}")
+
+
+def _symlink_loop(path: Path) -> Path:
+    path.symlink_to(path)
+    return path
+
+
+def _socket(path: Path) -> Path:
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))
+    server.close()
+    return path
+
+
+def test_read_transcript_reads_stdin_as_strict_utf8(monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'[\n  "x\xed\xa0\x80"]')))
+
+    with pytest.raises(MalformedJson) as caught:
+        read_transcript("-")
+
+    assert str(caught.value) == "<stdin>: line 2 column 5: invalid JSON: not UTF-8 text"
+
+
+# -- JSONL lines end at "\n" only; every write reads back to the same bytes ------------------------
+
+LINE_BREAKERS = "\u2028 \u2029 \u0085 \x1c \x1d \x1e \x0b \x0c \r"
+"""Characters ``str.splitlines`` splits at (JSON escapes the ASCII ones, not the others)."""
+
+
+@pytest.mark.parametrize("name", ["out.jsonl", "out.json"])
+def test_write_transcript_with_line_separators_reads_back_to_the_same_bytes(tmp_path, name):
+    path = tmp_path / name
+    fixture = Transcript(
+        Context([TextMessage.user(f"a{LINE_BREAKERS}b"), TextMessage.assistant(LINE_BREAKERS)]),
+        "jsonl" if name.endswith("l") else "list",
+    )
+    write_transcript(path, fixture)
+    written = path.read_bytes()
+
+    again = read_transcript(path)
+    write_transcript(path, again)
+
+    assert (again, path.read_bytes()) == (fixture, written)
+
+
+def test_jsonl_lines_may_end_with_crlf():
+    actual = parse_transcript(f"{USER}\r\n{ASSISTANT}\r\n", "a.jsonl")
+
+    assert actual == Transcript(TWO, "jsonl")
+
+
+_UNICODE = st.text(st.characters(exclude_categories=("Cs",)), max_size=40)
+"""Any text without surrogates (the only characters UTF-8 cannot carry)."""
+_JSON = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | _UNICODE,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_UNICODE, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@st.composite
+def _transcripts(draw: st.DrawFn) -> Transcript:
+    messages: list = [TextMessage.user(draw(_UNICODE))]
+    for number in range(draw(st.integers(0, 4))):
+        call = ToolCall(id=f"c{number}", name=draw(_UNICODE.filter(bool)), arguments=draw(_UNICODE))
+        messages += [
+            TextMessage.assistant(draw(_UNICODE), (call,)),
+            ToolResult.of(f"c{number}", draw(_UNICODE)),
+        ]
+    extra = {
+        f"x_{key}": value
+        for key, value in draw(st.dictionaries(_UNICODE, _JSON, max_size=3)).items()
+    }
+    messages.append(TextMessage.assistant(draw(_UNICODE)).model_copy(update={"extra": extra}))
+    layout = draw(st.sampled_from(["list", "object", "jsonl"]))
+    envelope = draw(st.dictionaries(_UNICODE.filter(lambda k: k != "messages"), _JSON, max_size=3))
+    return Transcript(Context(messages), layout, envelope if layout == "object" else {})
+
+
+@given(_transcripts())
+def test_every_transcript_written_reads_back_equal_with_the_same_bytes(fixture):
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / ("out.jsonl" if fixture.layout == "jsonl" else "out.json")
+        write_transcript(path, fixture)
+        written = path.read_bytes()
+        again = read_transcript(path)
+        write_transcript(path, again)
+
+        assert (again, path.read_bytes()) == (fixture, written)
+
+
+# -- writes never produce what cannot be read back -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "problem"),
+    [
+        (
+            TextMessage.user("x").model_copy(update={"extra": {"score": math.nan}}),
+            "not writable as JSON: Out of range float values are not JSON compliant: nan",
+        ),
+        (
+            TextMessage.user("a\ud800"),
+            "a lone surrogate '\\ud800' (character 43) is not UTF-8 text",
+        ),
+    ],
+    ids=["nan", "lone-surrogate"],
+)
+def test_write_transcript_refuses_values_json_cannot_carry(tmp_path, message, problem):
+    path = tmp_path / "out.json"
+    path.write_text("old")
+
+    with pytest.raises(OutputNotWritten) as caught:
+        write_transcript(path, Transcript(Context([message])))
+
+    actual = (str(caught.value), [(p.name, p.read_text()) for p in tmp_path.iterdir()])
+    assert actual == (f"cannot write {path}: {problem}", [("out.json", "old")])
+
+
+# -- temporary files left by killed writers ------------------------------------------------
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+@pytest.mark.parametrize(
+    ("name", "age", "removed"),
+    [
+        (lambda: f".out.json.forge-{_dead_pid()}-abc12345.tmp", 0, True),
+        (lambda: f".other.json.forge-{_dead_pid()}-x_y9.tmp", 0, True),
+        (lambda: f".out.json.forge-{os.getppid()}-abc12345.tmp", 3_600, True),
+        (lambda: f".out.json.forge-{os.getppid()}-abc12345.tmp", 60, False),
+        (lambda: f".out.json.forge-{os.getpid()}-abc12345.tmp", 60, False),
+        (lambda: f".out.json.{_dead_pid()}-abc12345.tmp", 3_600, False),
+        (lambda: f"out.json.forge-{_dead_pid()}-abc12345.tmp", 3_600, False),
+        (lambda: ".out.json.forge-12x-abc12345.tmp", 3_600, False),
+    ],
+    ids=[
+        "writer-gone",
+        "writer-gone-other-target",
+        "older-than-stale-after",
+        "writer-running",
+        "this-process",
+        "not-our-pattern",
+        "not-hidden",
+        "no-pid",
+    ],
+)
+def test_write_removes_temporary_files_of_killed_writers_only(tmp_path, name, age, removed):
+    leftover = tmp_path / name()
+    leftover.write_bytes(b"x" * 1_000)
+    past = time.time() - age
+    os.utime(leftover, (past, past))
+
+    write_text_atomic(tmp_path / "out.json", "[]")
+
+    actual = sorted(p.name for p in tmp_path.iterdir())
+    assert actual == sorted(["out.json"] + ([] if removed else [leftover.name]))
+
+
+def test_write_after_a_kill_9_leaves_no_temporary_file(tmp_path):
+    target = tmp_path / "out.json"
+    writer = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys, time\n"
+            "import forge_app.files._transcripts as t\n"
+            "os.replace = lambda *a: time.sleep(60)\n"
+            "t.write_bytes_atomic(sys.argv[1], b'x' * 1_000_000)\n",
+            str(target),
+        ]
+    )
+    deadline = time.monotonic() + 30
+    while not list(tmp_path.glob(".out.json.forge-*.tmp")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [p.name for p in tmp_path.iterdir()]
+    writer.send_signal(signal.SIGKILL)
+    writer.wait()
+
+    write_text_atomic(target, "[]")
+
+    actual = (len(left), sorted(p.name for p in tmp_path.iterdir()))
+    assert actual == (1, ["out.json"])

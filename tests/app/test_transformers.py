@@ -8,6 +8,7 @@ from forge_app.summary.transformers import (
     DedupeRole,
     DropRole,
     KeepLastOperation,
+    RedactSecrets,
     StripWorkingDir,
     SummaryTransformer,
 )
@@ -245,13 +246,14 @@ def test_summary_transformer_without_cwd_keeps_paths():
     assert actual == fixture
 
 
-def test_summary_transformer_steps_are_forge_order():
+def test_summary_transformer_steps_are_forge_order_then_redaction():
     actual = SummaryTransformer("/p").pipeline.steps
     expected = (
         DropRole(Role.SYSTEM),
         DedupeRole(Role.USER),
         KeepLastOperation(),
         StripWorkingDir("/p"),
+        RedactSecrets(),
     )
     assert actual == expected
 

@@ -56,6 +56,12 @@ def test_compact_defaults_are_the_same_in_code_and_from_a_file():
     assert actual == expected
 
 
+def test_compact_redacts_secrets_unless_turned_off():
+    actual = (Compact().redact_secrets, Compact.model_validate({"redact_secrets": False}))
+
+    assert actual == (True, Compact(redact_secrets=False))
+
+
 def test_compact_missing_eviction_window_keeps_the_default():
     actual = Compact.model_validate({"retention_window": 6}).eviction_window
     assert actual == 0.2

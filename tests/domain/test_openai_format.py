@@ -315,6 +315,46 @@ def test_context_from_openai_names_the_bad_message_and_field(raw, index, field):
     assert actual == (index, field, True)
 
 
+@pytest.mark.parametrize(
+    ("cost", "expected"),
+    [
+        (float("inf"), "messages[1].usage.cost: expected a finite number, got inf"),
+        (float("-inf"), "messages[1].usage.cost: expected a finite number, got -inf"),
+        (float("nan"), "messages[1].usage.cost: expected a finite number, got nan"),
+        (
+            10**400,
+            "messages[1].usage.cost: expected a finite number, got an integer beyond 1.8e308",
+        ),
+        (
+            10**5000,
+            "messages[1].usage.cost: expected a finite number, got an integer beyond 1.8e308",
+        ),
+    ],
+    ids=["inf", "minus-inf", "nan", "int-over-float-range", "int-over-digit-limit"],
+)
+def test_context_from_openai_rejects_a_cost_no_float_holds(cost, expected):
+    raw = [
+        {"role": "user", "content": "x"},
+        {"role": "assistant", "content": "y", "usage": {"cost": cost}},
+    ]
+
+    with pytest.raises(InvalidMessage) as caught:
+        Context.from_openai(raw)
+
+    assert str(caught.value) == expected
+
+
+@pytest.mark.parametrize(
+    ("cost", "expected"), [(1e308, 1e308), (3, 3.0), (True, None), ("0.5", None)], ids=str
+)
+def test_context_from_openai_reads_a_finite_cost(cost, expected):
+    context = Context.from_openai([{"role": "user", "content": "x", "usage": {"cost": cost}}])
+
+    actual = context[0].usage.cost
+
+    assert actual == expected
+
+
 @pytest.mark.parametrize("raw", [{"messages": []}, "[]", None], ids=["object", "string", "null"])
 def test_context_from_openai_rejects_a_non_list(raw):
     with pytest.raises(InvalidTranscript) as caught:

@@ -113,6 +113,48 @@ def test_summary_trusts_only_the_error_flag_without_inference():
     assert actual == [True]
 
 
+def test_summary_keeps_the_evidence_of_failed_calls():
+    fixture = [
+        TextMessage.user("fix it"),
+        TextMessage.assistant("", (_call("c1", "bash", '{"command":"pytest"}'),)),
+        ToolResult.of("c1", "<returncode>1</returncode>\n<output>\nFAILED t.py::test_a\n</output>"),
+        TextMessage.assistant("", (_call("c2", "bash", '{"command":"python s.py"}'),)),
+        ToolResult.of(
+            "c2", "<returncode>0</returncode>\nTraceback (most recent call last):\nKeyError: 1"
+        ),
+        TextMessage.assistant("", (_call("c3", "bash", '{"command":"ls"}'),)),
+        ToolResult.of("c3", "<returncode>0</returncode>\na.py"),
+    ]
+    actual = [
+        (item.is_success, item.evidence)
+        for item in ContextSummary.from_messages(fixture).tool_calls()
+    ]
+    assert actual == [
+        (False, "FAILED t.py::test_a | exit code 1"),
+        (True, "KeyError: 1"),
+        (True, None),
+    ]
+
+
+def test_summary_files_a_shell_command_writes_carry_no_status_of_their_own():
+    command = "cat > t.py <<'EOF'\nassert False\nEOF\npython t.py"
+    fixture = [
+        TextMessage.assistant("", (_call("c1", "bash", _json({"command": command})),)),
+        ToolResult.of("c1", "<returncode>1</returncode>\nAssertionError"),
+    ]
+    actual = list(ContextSummary.from_messages(fixture).tool_calls())
+    expected = [
+        ToolCallItem(
+            id="c1",
+            tool=ShellTool(command=command),
+            is_success=False,
+            evidence="AssertionError | exit code 1",
+        ),
+        ToolCallItem(id="c1", tool=FileUpdateTool(path="t.py"), is_success=True),
+    ]
+    assert actual == expected
+
+
 def test_summary_one_patch_call_yields_one_item_per_file():
     patch = (
         "*** Begin Patch\n*** Update File: src/a.py\n@@\n-x\n+y\n"
@@ -228,19 +270,23 @@ def test_summary_blocks_alternate_roles_and_keep_every_call(letters):
     assert len(list(summary.tool_calls())) == calls
 
 
-def _read(success: bool, earlier: int = 0, earlier_failures: int = 0) -> ToolCallItem:
+def _read(
+    success: bool, earlier: int = 0, earlier_failures: int = 0, evidence: str | None = None
+) -> ToolCallItem:
     return ToolCallItem(
         id=None,
         tool=FileReadTool(path="a.py"),
         is_success=success,
         earlier=earlier,
         earlier_failures=earlier_failures,
+        evidence=evidence,
     )
 
 
 WITH_EARLIER_CASES = [
     (_read(True), _read(True), _read(True, 1, 0)),
-    (_read(True), _read(False), _read(True, 1, 1)),
+    (_read(True), _read(False, evidence="E1"), _read(True, 1, 1, "E1")),
+    (_read(False, evidence="E2"), _read(False, evidence="E1"), _read(False, 1, 1, "E2")),
     (_read(False), _read(True), _read(False, 1, 0)),
     (_read(True, 2, 1), _read(False, 3, 2), _read(True, 6, 4)),
 ]
@@ -249,7 +295,13 @@ WITH_EARLIER_CASES = [
 @pytest.mark.parametrize(
     ("last", "previous", "expected"),
     WITH_EARLIER_CASES,
-    ids=["two-successes", "failure-then-success", "success-then-failure", "folded-lines"],
+    ids=[
+        "two-successes",
+        "failure-then-success-keeps-its-evidence",
+        "the-last-failure-s-evidence",
+        "success-then-failure",
+        "folded-lines",
+    ],
 )
 def test_tool_call_item_with_earlier_counts_calls_and_failures(last, previous, expected):
     actual = last.with_earlier(previous)

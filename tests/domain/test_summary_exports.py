@@ -12,10 +12,13 @@ import forge_app.summary.transformers
 import forge_domain
 
 MODULES = [
+    (forge_domain, "forge_domain.shell_edits"),
     (forge_domain, "forge_domain.summary"),
     (forge_domain, "forge_domain.summary_tools"),
     (forge_domain, "forge_domain.todo"),
+    (forge_domain, "forge_domain.text_protocol"),
     (forge_domain, "forge_domain.tool_catalog"),
+    (forge_domain, "forge_domain.tool_outcome"),
     (forge_domain, "forge_domain.tool_spec"),
     (forge_app.summary.transformers, "forge_app.summary.transformers._base"),
     (forge_app.summary.transformers, "forge_app.summary.transformers._dedupe_role"),

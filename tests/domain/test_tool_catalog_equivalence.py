@@ -8,7 +8,14 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_domain import FileUpdateTool, Todo, ToolCall, ToolCatalog, output_reports_failure
+from forge_domain import (
+    FileUpdateTool,
+    Todo,
+    ToolCall,
+    ToolCatalog,
+    output_outcome,
+    output_reports_failure,
+)
 from forge_domain.tool_catalog import EXCERPT_CHARS, argument_excerpt
 
 JSON_VALUES = st.recursive(
@@ -41,20 +48,34 @@ def test_argument_excerpt_is_the_cut_compact_json(arguments):
 
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _EXIT_CODE = re.compile(r"\[(?:Command finished|The command completed) with exit code (-?\d+)\.?\]")
+_LEADING = re.compile(r"Exit code (-?\d+)\s*(?:\n|$)")
+_PRUNED = re.compile(
+    r"\[tool output pruned: \w+(?: `[^`]*`)?( -> failed| -> ok)?"
+    r"(?:: .*| \(error shown: .*\))?, [\d,]+ chars\]"
+)
 
 
-def _plain_failure(output: str) -> bool:
+def _plain_outcome(output: str) -> str:
     """The definition, without the substring pre-checks."""
+    pruned = _PRUNED.fullmatch(output)
+    if pruned is not None:
+        return {" -> failed": "failed", " -> ok": "ok"}.get(pruned.group(1) or "", "unknown")
     code = _RETURNCODE.search(output[:200])
-    if code is not None:
-        return int(code.group(1)) != 0
-    codes = _EXIT_CODE.findall(output[-400:])
-    if codes:
-        return int(codes[-1]) != 0
-    return (
-        output.lstrip().startswith(("ERROR:", "Ran into [Errno", "Invalid `"))
+    if code is None:
+        codes = _EXIT_CODE.findall(output[-400:])
+        code = _LEADING.match(output) if not codes else None
+        number = int(codes[-1]) if codes else int(code.group(1)) if code else None
+    else:
+        number = int(code.group(1))
+    if number is not None:
+        return "ok" if number == 0 else "failed"
+    head = output.lstrip()
+    if (
+        head.startswith(("ERROR:", "Ran into [Errno", "Invalid `", "Your proposed edit has"))
         or "Traceback (most recent call last)" in output
-    )
+    ):
+        return "failed"
+    return "ok" if head.startswith("Your command ran successfully") else "unknown"
 
 
 FRAGMENTS = st.sampled_from(
@@ -66,9 +87,15 @@ FRAGMENTS = st.sampled_from(
         "[Command finished with exit code 2]",
         "[The command completed with exit code 1.]",
         " exit code ",
+        "Exit code 1\n",
+        "Exit code 0",
         "ERROR:",
         "Invalid `x`",
+        "Your proposed edit has introduced new syntax error(s).",
+        "Your command ran successfully and did not produce any output.",
         "Traceback (most recent call last)",
+        "[tool output pruned: bash `make` -> failed: boom, 1,234 chars]",
+        "[tool output pruned: read `a.py`, 12 chars]",
         "  ",
         "\n",
         "ok",
@@ -79,8 +106,9 @@ FRAGMENTS = st.sampled_from(
 
 
 @given(st.lists(FRAGMENTS, max_size=8).map("".join))
-def test_output_reports_failure_matches_its_definition(output):
-    assert output_reports_failure(output) is _plain_failure(output)
+def test_output_outcome_matches_its_definition(output):
+    actual = (output_outcome(output), output_reports_failure(output))
+    assert actual == (_plain_outcome(output), _plain_outcome(output) == "failed")
 
 
 @given(

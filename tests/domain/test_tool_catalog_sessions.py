@@ -205,8 +205,12 @@ def _items_one_by_one(context: Context) -> list[tuple[str | None, SummaryTool, b
                 result = results.get(call.id)
                 output = None if result is None else result.text
                 success = result is not None and not catalog.has_failed(result)
+                tools = catalog.classify(call, output=output)
+                # files a shell command was read to write: the command's status is not theirs
+                from_command = isinstance(tools[0], ShellTool)
                 items.extend(
-                    (call.id, tool, success) for tool in catalog.classify(call, output=output)
+                    (call.id, tool, success or (from_command and position > 0))
+                    for position, tool in enumerate(tools)
                 )
     return items
 

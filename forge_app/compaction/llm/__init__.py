@@ -1,6 +1,6 @@
 """The ``llm`` engine: Hermes-style model-written summaries, checked against the frame."""
 
-from forge_app.compaction.llm._coverage import Coverage, Facts, check_coverage
+from forge_app.compaction.llm._coverage import Coverage, Facts, FailedOperation, check_coverage
 from forge_app.compaction.llm._engine import LLMEngine
 from forge_app.compaction.llm._guard import CompactionGuard
 from forge_app.compaction.llm._prompt import END_MARKER, SUMMARY_PREFIX
@@ -13,6 +13,7 @@ __all__ = [
     "CompactionGuard",
     "Coverage",
     "Facts",
+    "FailedOperation",
     "LLMEngine",
     "SerializationLimits",
     "check_coverage",

@@ -2,20 +2,25 @@
 
 One compaction:
 
-1. find the span between the protected head (system prompt, and the first
-   exchange on the first compaction) and the protected tail (a token budget,
-   never splitting a call from its results);
-2. serialise it (redacted, with per-message, per-argument and total limits)
-   and ask the summary model for a sectioned summary, or to update the
-   previous one;
-3. check the summary against the deterministic frame of the same span and
-   append whatever it missed (modified files, failed commands, pending asks);
-4. splice it in behind a reference-only prefix, keeping roles alternating and
-   every tool call answered.
+1. find the span between the protected head (the system prompt and the task,
+   which are never summarised) and the protected tail (a token budget, never
+   splitting a call from its results);
+2. build the deterministic frame of the span as the frame engine does, and ask
+   the summary model for a sectioned summary (or to update the previous one)
+   from the frame of the span's own turns (within half the summary budget),
+   excerpts of the latest turns and of the last error output (a quarter) and
+   the start of the task, all redacted: a fraction of the raw turns' size (the
+   serialised turns go instead when they are the smaller input);
+3. check the summary against the frame and the head (the task, modified files,
+   failed operations with their error line, pending asks), log what was
+   checked and append whatever it missed;
+4. splice it in behind a reference-only prefix, as a standalone user message
+   after the head that carries the frame, every tool call still answered.
 
 When the model cannot deliver (timeout, 429, 5xx, empty or malformed output)
-the frame of the span is used instead and the engine cools down; credentials
-that are refused abort with :class:`SummaryAuthFailed`, the context unchanged.
+the frame of the span (within the summary budget) is used instead and the
+engine cools down; credentials that are refused abort with
+:class:`SummaryAuthFailed`, the context unchanged.
 """
 
 from __future__ import annotations
@@ -32,22 +37,32 @@ import structlog
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-from forge_app.compaction._compactor import SUMMARY_TEXT_LIMIT, ensure_valid_output
+from forge_app.compaction._compactor import ensure_valid_output
 from forge_app.compaction.llm._coverage import check_coverage, facts_of, with_verified_facts
 from forge_app.compaction.llm._guard import CompactionGuard
-from forge_app.compaction.llm._prompt import SECTIONS, framed, summary_prompt
-from forge_app.compaction.llm._serialize import SerializationLimits, serialize_span
-from forge_app.compaction.llm._span import Span, find_span, frame_of
+from forge_app.compaction.llm._prompt import (
+    SECTIONS,
+    framed,
+    record_material,
+    summary_prompt,
+    turns_material,
+)
+from forge_app.compaction.llm._serialize import (
+    SerializationLimits,
+    serialize_excerpts,
+    serialize_span,
+)
+from forge_app.compaction.llm._span import Span, SpanFrame, find_span, frame_of
 from forge_app.compaction.llm._splice import splice_summary
 from forge_app.errors import EngineUnavailable, SummaryAuthFailed
-from forge_app.summary._budget import limit_texts
-from forge_app.summary._frame import SummaryFrame
+from forge_app.summary._frame import SUMMARY_MARKER, SUMMARY_PREAMBLE, SummaryFrame
 from forge_app.summary._redaction import redact
 from forge_app.summary.transformers import SummaryTransformer
 from forge_domain.agent import DEFAULT_CONTEXT_WINDOW, Agent
 from forge_domain.carry import accumulated_usage, carry_reasoning
 from forge_domain.context import Context
 from forge_domain.engine import BaseContextEngine, CompactionMode, compaction_outcome
+from forge_domain.messages import ContextMessage, ToolResult
 from forge_domain.result import CompactionOutcome
 from forge_domain.summary import ContextSummary
 from forge_domain.tool_catalog import ToolCatalog
@@ -67,6 +82,12 @@ _MIN_SECTIONS = 2
 _SUMMARY_CEILING = 10_000
 _FRAMING_TOKENS = len(framed("")) // 4
 """What the prefix and end marker cost: a smaller span is not worth summarising."""
+_CHARS_PER_TOKEN = 4
+"""The token estimate's rule: the summary budget in characters is four per token."""
+_RECORD_SHARE = 0.5
+"""The summariser's record of the span gets this share of the summary budget's characters."""
+_EXCERPT_SHARE = 0.25
+"""The excerpts of the latest turns get this share of the summary budget's characters."""
 
 
 class _SummaryUnavailable(Exception):
@@ -169,9 +190,10 @@ class LLMEngine(BaseContextEngine):
             return compaction_outcome(
                 context, context, None, engine=self.name, max_tokens=self.compact.max_tokens
             )
-        raw, frame = frame_of(span, self._catalog, self._transform)
-        frame = limit_texts(frame, SUMMARY_TEXT_LIMIT)
-        facts = facts_of(raw, frame)
+        budget = self.compact.summary_budget() * _CHARS_PER_TOKEN
+        budgets = (budget, int(budget * _RECORD_SHARE))
+        frame = frame_of(span, self._catalog, self._transform, self._frame.render, budgets)
+        facts = facts_of(frame.raw, frame.complete, span.task)
         if self.guard.is_cooling_down() and mode == "automatic":
             body, engine, usage, coverage = (
                 self._fallback(span, frame, "cooling down"),
@@ -182,7 +204,7 @@ class LLMEngine(BaseContextEngine):
             self.guard.record_fallback(failed_now=False)
         else:
             try:
-                text, usage = await self._summarise(span, focus)
+                text, usage = await self._summarise(span, frame, focus, budget)
             except _SummaryUnavailable as exc:
                 body, engine, usage, coverage = (
                     self._fallback(span, frame, str(exc)),
@@ -193,7 +215,14 @@ class LLMEngine(BaseContextEngine):
                 self.guard.record_fallback(failed_now=True)
                 _log.warning("summary_fallback_used", engine=self.name, reason=str(exc))
             else:
-                checked = check_coverage(text, facts)
+                checked = check_coverage(text, facts, kept=_text_of(span.head))
+                _log.info(
+                    "summary_checked",
+                    engine=self.name,
+                    coverage=checked.ratio,
+                    checked=checked.facts.describe(),
+                    missing=list(checked.missing.names()),
+                )
                 body, engine, coverage = (
                     with_verified_facts(text, checked.missing),
                     "llm",
@@ -205,7 +234,7 @@ class LLMEngine(BaseContextEngine):
             (span.start, span.end),
             body,
             span_usage=accumulated_usage(span.messages),
-            summary_data=frame.model_dump(mode="json"),
+            summary_data=frame.bounded.model_dump(mode="json"),
         )
         messages = carry_reasoning(messages, span.messages, after=span.start)
         compacted = Context(messages, usage_floor=len(messages))
@@ -232,15 +261,15 @@ class LLMEngine(BaseContextEngine):
             coverage=coverage,
         )
 
-    async def _summarise(self, span: Span, focus: str | None) -> tuple[str, Usage | None]:
-        turns = serialize_span([m for m in span.turns if not m.droppable], self._limits)
-        span_tokens = sum(message.approx_tokens for message in span.turns)
-        target = max(1_000, min(span_tokens // 5, self._window // 20, _SUMMARY_CEILING))
+    async def _summarise(
+        self, span: Span, frame: SpanFrame, focus: str | None, budget: int
+    ) -> tuple[str, Usage | None]:
         prompt = summary_prompt(
-            turns,
+            self._material(span, frame, budget),
             previous=redact(span.previous) if span.previous is not None else None,
             focus=redact(focus) if focus else None,
-            target_tokens=target,
+            target_tokens=self._target_tokens(span),
+            task=redact(span.task) if span.task is not None else None,
         )
         import openai  # deferred: the openai package takes most of a cold start
 
@@ -269,12 +298,30 @@ class LLMEngine(BaseContextEngine):
             raise _SummaryUnavailable("malformed summary (no sections)")
         return text, _usage_of(response)
 
-    def _fallback(self, span: Span, frame: ContextSummary, reason: str) -> str:
+    def _material(self, span: Span, frame: SpanFrame, budget: int) -> str:
+        """The span as the summariser reads it: the frame (within the summary budget) and
+        excerpts of the latest turns, or the serialised turns when they are smaller."""
+        turns = [message for message in span.turns if not message.droppable]
+        excerpts = serialize_excerpts(
+            turns, max_chars=int(budget * _EXCERPT_SHARE), keep=_last_error(turns, frame.raw)
+        )
+        material = record_material(redact(_record(frame.record)), excerpts)
+        if sum(len(message.text) for message in turns) < len(material):
+            whole = turns_material(serialize_span(turns, self._limits))
+            if len(whole) <= len(material):
+                return whole
+        return material
+
+    def _target_tokens(self, span: Span) -> int:
+        span_tokens = sum(message.approx_tokens for message in span.turns)
+        return max(1_000, min(span_tokens // 5, self._window // 20, _SUMMARY_CEILING))
+
+    def _fallback(self, span: Span, frame: SpanFrame, reason: str) -> str:
         note = (
             f"(The summarising model was unavailable: {reason}. Below is the deterministic "
-            "record of the condensed turns; verify details with your tools.)"
+            "record of the condensed turns.)"
         )
-        parts = [note, self._frame.render(frame)]
+        parts = [note, _record(frame.text)]
         if span.previous:
             parts.append(f"Earlier summary, kept as it was:\n\n{span.previous}")
         return "\n\n".join(parts)
@@ -303,6 +350,25 @@ class LLMEngine(BaseContextEngine):
     def on_session_reset(self) -> None:
         """Forget cooldowns and counters (the previous summary is read back from the context)."""
         self.guard.reset()
+
+
+def _record(text: str) -> str:
+    """A rendered frame without its opening lines (a summary message has its own)."""
+    return text.removeprefix(f"{SUMMARY_MARKER}\n{SUMMARY_PREAMBLE}\n").strip()
+
+
+def _text_of(messages: tuple[ContextMessage, ...]) -> str:
+    return "\n\n".join(message.text for message in messages)
+
+
+def _last_error(turns: list[ContextMessage], raw: ContextSummary) -> int | None:
+    """The index of the last tool result in ``turns`` whose call failed, if any."""
+    failed = {item.id for item in raw.tool_calls() if item.id and not item.is_success}
+    for index in range(len(turns) - 1, -1, -1):
+        turn = turns[index]
+        if isinstance(turn, ToolResult) and turn.call_id in failed:
+            return index
+    return None
 
 
 def _usage_of(response: object) -> Usage | None:

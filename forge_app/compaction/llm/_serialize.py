@@ -4,6 +4,10 @@ One block per message, secrets redacted, with three limits: per message
 (long texts keep their head and tail around a visible cut), per tool-call
 argument, and on the total (blocks are left out from the middle of the span,
 visibly, until it fits: the oldest and newest turns matter most).
+
+:func:`serialize_span` gives a whole span; :func:`serialize_excerpts` only the
+latest messages of one (and its last error output), each cut short, for a
+summariser that reads the span's deterministic record instead of its turns.
 """
 
 from __future__ import annotations
@@ -110,3 +114,42 @@ def serialize_span(messages: Sequence[ContextMessage], limits: SerializationLimi
     omitted = len(rest) - len(kept_tail)
     marker = f"[… {omitted} older messages left out to fit the summariser's input limit …]"
     return "\n\n".join([*keep_head, marker, *kept_tail])
+
+
+def serialize_excerpts(
+    messages: Sequence[ContextMessage], *, max_chars: int, keep: int | None = None
+) -> str:
+    """Blocks of the latest ``messages`` (oldest first) within about ``max_chars``.
+
+    Each message is cut to about a quarter of ``max_chars`` (its head and tail).
+    ``messages[keep]`` (the last error output) is taken first, then messages
+    walking back from the last one while they fit; messages left out are
+    marked by how many there were.
+    """
+    per = max(100, max_chars // 4)
+    limits = SerializationLimits(
+        message_chars=per,
+        head_chars=per // 2,
+        tail_chars=per // 2 - 50,
+        argument_chars=max(20, per // 4),
+        total_chars=max(1_000, max_chars),
+    )
+    first = [keep] if keep is not None and 0 <= keep < len(messages) else []
+    chosen: dict[int, str] = {}
+    used = 0
+    for index in [*first, *range(len(messages) - 1, -1, -1)]:
+        if index in chosen:
+            continue
+        block = serialize_message(messages[index], limits)
+        if chosen and used + len(block) + 2 > max_chars:
+            break
+        chosen[index] = block
+        used += len(block) + 2
+    blocks: list[str] = []
+    previous = -1
+    for index in sorted(chosen):
+        if index > previous + 1:
+            blocks.append(f"[… {index - previous - 1} messages not shown …]")
+        blocks.append(chosen[index])
+        previous = index
+    return "\n\n".join(blocks)

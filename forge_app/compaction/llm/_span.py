@@ -1,9 +1,11 @@
 """Which span a summarising engine replaces, and what it already knows about it.
 
-The span runs from the end of the protected head to the start of the
-protected tail. Earlier summaries inside it are not turns to summarise again:
-their bodies become the *previous summary* the model is asked to update, and
-their structured frames (``summary_data``) are folded into the frame of the span.
+The span runs from the end of the protected head (the system messages and the
+task, as for the frame engine) to the start of the protected tail. Earlier
+summaries inside it are not turns to summarise again: their bodies become the
+*previous summary* the model is asked to update, and their structured frames
+(``summary_data``) are folded into the frame of the span, which is built and
+bounded exactly as the frame engine builds its own.
 """
 
 from __future__ import annotations
@@ -12,10 +14,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from forge_app.compaction._boundaries import head_end, tail_start
-from forge_app.compaction._compactor import is_summary_message
+from forge_app.compaction._compactor import (
+    SUMMARY_NARRATION_BUDGET,
+    SUMMARY_TEXT_LIMIT,
+    is_summary_message,
+)
 from forge_app.compaction._messages import with_content
-from forge_app.compaction.llm._prompt import END_MARKER, SUMMARY_PREFIX, summary_body
-from forge_domain.messages import ContextMessage, TextMessage
+from forge_app.compaction.llm._prompt import END_MARKER, SUMMARY_TITLE, summary_body
+from forge_app.summary._budget import drop_oldest_narration, fit_summary, limit_texts
+from forge_app.summary.transformers._keep_last_operation import aggregate_operations
+from forge_domain.messages import ContextMessage, Role, TextMessage
 from forge_domain.summary import ContextSummary, SummaryBlock
 from forge_domain.tool_catalog import ToolCatalog
 
@@ -24,7 +32,7 @@ __all__: list[str] = []  # internal: used by the engines, not part of the API
 
 def is_engine_summary(message: ContextMessage) -> bool:
     """Return True for a message holding an earlier summary (ours, merged, or a frame)."""
-    return is_summary_message(message) or message.text.startswith(SUMMARY_PREFIX)
+    return is_summary_message(message) or message.text.startswith(SUMMARY_TITLE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +51,14 @@ class Span:
     """Bodies of the earlier summaries in the span, joined; None when there is none."""
     earlier_blocks: tuple[SummaryBlock, ...]
     """Structured frames of the earlier summaries, oldest first."""
+    head: tuple[ContextMessage, ...]
+    """The protected head, kept verbatim: system messages and the task."""
+
+    @property
+    def task(self) -> str | None:
+        """The task the head protects (its user messages' text), None when it holds none."""
+        texts = [m.text for m in self.head if m.has_role(Role.USER) and m.text.strip()]
+        return "\n\n".join(texts) if texts else None
 
 
 def find_span(
@@ -50,16 +66,11 @@ def find_span(
 ) -> Span | None:
     """The span between the protected head and tail, or None when it is empty.
 
-    The first exchange is protected only while the conversation holds no
-    summary yet (the first compaction) and only when it fits the tail's token
-    budget. When the whole conversation after the head fits the tail's token
-    budget, the tail shrinks to ``min_tail_messages``.
+    The head (system messages and the task, up to an earlier summary) is never
+    summarised. When the whole conversation after the head fits the tail's
+    token budget, the tail shrinks to ``min_tail_messages``.
     """
-    first_time = not any(is_engine_summary(message) for message in messages)
-    start = head_end(messages, first_exchange=first_time)
-    bare = head_end(messages, first_exchange=False)
-    if sum(m.approx_tokens for m in messages[bare:start]) > max(tail_tokens, 0):
-        start = bare  # a first exchange bigger than the tail budget is summarised, not kept
+    start = head_end(messages, is_summary=is_engine_summary)
     end = tail_start(
         messages, lower=start, min_messages=min_tail_messages, token_budget=tail_tokens
     )
@@ -90,25 +101,64 @@ def find_span(
         turns=tuple(turns),
         previous="\n\n".join(previous) if previous else None,
         earlier_blocks=tuple(earlier),
+        head=tuple(messages[:start]),
     )
 
 
 def _after_marker(text: str) -> str:
     """The part of a merged message that follows the summary's end marker."""
-    if not text.startswith(SUMMARY_PREFIX):
+    if not text.startswith(SUMMARY_TITLE):
         return ""
     position = text.find(END_MARKER)
     return "" if position < 0 else text[position + len(END_MARKER) :].strip()
+
+
+@dataclass(frozen=True, slots=True)
+class SpanFrame:
+    """The deterministic frame of a span, as the frame engine would write it."""
+
+    raw: ContextSummary
+    """The span's own turns, untransformed (pending asks are read from it)."""
+    complete: ContextSummary
+    """Folded with the earlier frames, transformed, operations merged, texts limited:
+    the facts a summary must keep are read from it."""
+    bounded: ContextSummary
+    """``complete`` within the summary budget (what ``summary_data`` stores)."""
+    text: str
+    """``bounded`` rendered: what replaces the span when the model cannot deliver."""
+    record: str
+    """The frame of the span's own turns alone, rendered within the record's budget: what
+    the summariser reads (the earlier turns reach it as the previous summary)."""
+
+
+def _prepared(
+    summary: ContextSummary, transform: Callable[[ContextSummary], ContextSummary]
+) -> ContextSummary:
+    return drop_oldest_narration(
+        limit_texts(aggregate_operations(transform(summary)), SUMMARY_TEXT_LIMIT),
+        SUMMARY_NARRATION_BUDGET,
+    )
 
 
 def frame_of(
     span: Span,
     catalog: ToolCatalog,
     transform: Callable[[ContextSummary], ContextSummary],
-) -> tuple[ContextSummary, ContextSummary]:
-    """The raw frame of the span's turns and the transformed frame including earlier ones."""
+    render: Callable[[ContextSummary], str],
+    budgets: tuple[int, int],
+) -> SpanFrame:
+    """The frames of a span, rendered within ``budgets``: (summary, record) characters.
+
+    The steps are the frame engine's (``Compactor``): transform, merge repeated
+    operations, limit texts and narration, then fit the rendering to the budget.
+    The summary's frame folds the earlier frames in; the record is the span's own.
+    """
+    max_chars, record_chars = budgets
     raw = ContextSummary.from_messages(
         [message for message in span.turns if not message.droppable], catalog
     )
-    folded = ContextSummary(blocks=(*span.earlier_blocks, *raw.blocks))
-    return raw, transform(folded)
+    complete = _prepared(ContextSummary.of_blocks((*span.earlier_blocks, *raw.blocks)), transform)
+    bounded, text = fit_summary(complete, render, max_chars)
+    own = _prepared(raw, transform) if span.earlier_blocks else complete
+    record = fit_summary(own, render, record_chars)[1]
+    return SpanFrame(raw=raw, complete=complete, bounded=bounded, text=text, record=record)

@@ -1,59 +1,26 @@
 """Put a summary in place of a span without breaking the conversation's shape.
 
-The summary gets the role that keeps user/assistant turns alternating with the
-messages around it; when neither role fits it is merged into the next message,
-ahead of that message's own content and closed by a visible end marker. After
-the splice :func:`sanitize_tool_pairs` drops tool results whose call is gone and
-gives every call whose result is gone a stub result pointing at the summary.
+The summary is one user message standing alone right after the protected head,
+the shape of the frame engine's summary (user messages in a row, such as the
+task and the summary, are valid), so it carries the span's frame for a later
+compaction of either engine to fold. After the splice :func:`sanitize_tool_pairs`
+drops tool results whose call is gone and gives every call whose result is gone
+a stub result pointing at the summary.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from forge_app.compaction._messages import with_content
 from forge_app.compaction.llm._prompt import framed
 from forge_domain.json import JsonObject
-from forge_domain.messages import ContextMessage, Role, TextMessage, TextPart, ToolResult
+from forge_domain.messages import ContextMessage, Role, TextMessage, ToolResult
 from forge_domain.usage import Usage
 
 __all__ = ["sanitize_tool_pairs"]
 
 STUB_RESULT = "[output compacted: this call's result is covered by the context summary above]"
 """Content of the stub result given to a call whose result was compacted away."""
-
-
-def _role(message: ContextMessage | None) -> Role | None:
-    return message.role if isinstance(message, TextMessage) else None
-
-
-def summary_role(previous: ContextMessage | None, following: ContextMessage | None) -> Role | None:
-    """The role a standalone summary takes between two messages, or None to merge.
-
-    A conversation opens with a user turn, so after the system prompt (or at
-    the very start) only ``user`` fits; otherwise a role fits when it differs
-    from both neighbours' roles. ``user`` is preferred.
-    """
-    before = _role(previous)
-    after = _role(following)
-    opening = previous is None or before == Role.SYSTEM
-    for role in (Role.USER, Role.ASSISTANT):
-        if opening and role != Role.USER:
-            continue
-        if role not in (before, after):
-            return role
-    return None
-
-
-def merged(message: TextMessage, summary: str) -> TextMessage:
-    """``message`` with the framed ``summary`` placed ahead of its own content."""
-    text = framed(summary)
-    content = message.content
-    if content is None or content == "" or content == ():
-        return with_content(message, text)
-    if isinstance(content, str):
-        return with_content(message, f"{text}\n\n{content}")
-    return with_content(message, (TextPart(text=text + "\n\n"), *content))
 
 
 def splice_summary(
@@ -64,25 +31,16 @@ def splice_summary(
     span_usage: Usage | None = None,
     summary_data: JsonObject | None = None,
 ) -> list[ContextMessage]:
-    """Replace ``messages[start..=end]`` with the framed ``summary``.
+    """Replace ``messages[start..=end]`` with the framed ``summary`` as a user message.
 
-    ``summary_data`` (the structured frame of the span) is attached only to a
-    standalone user summary, where a later frame compaction can fold it.
+    ``summary_data`` (the structured frame of the span) is attached for a later
+    compaction to fold.
     """
     start, end = span
-    head, tail = list(messages[:start]), list(messages[end + 1 :])
-    role = summary_role(head[-1] if head else None, tail[0] if tail else None)
-    if role is None:
-        following = tail[0]
-        assert isinstance(following, TextMessage)  # a tool result has no role, so a role fits
-        return sanitize_tool_pairs([*head, merged(following, summary), *tail[1:]])
     message = TextMessage(
-        role=role,
-        content=framed(summary),
-        span_usage=span_usage,
-        summary_data=summary_data if role == Role.USER else None,
+        role=Role.USER, content=framed(summary), span_usage=span_usage, summary_data=summary_data
     )
-    return sanitize_tool_pairs([*head, message, *tail])
+    return sanitize_tool_pairs([*messages[:start], message, *messages[end + 1 :]])
 
 
 def sanitize_tool_pairs(messages: Sequence[ContextMessage]) -> list[ContextMessage]:

@@ -1,0 +1,167 @@
+"""Atomic writes: a file is replaced in one step or not at all, and no temporary file lingers.
+
+The text goes to a temporary file in the destination's directory, which then replaces
+the destination in one step, so a failed run never leaves a truncated output behind.
+A run killed mid-write (``kill -9``) can still leave its temporary file; each temporary
+file's name carries its writer's pid, and the first write of a process into a directory
+removes the ones whose writer is gone or that are older than :data:`STALE_AFTER` seconds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import stat
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from forge_app.errors import OutputNotWritten
+
+__all__ = ["write_bytes_atomic", "write_text_atomic"]
+
+STDIO = "-"
+"""The path that means standard input (reading) or standard output (writing)."""
+STALE_AFTER = 15 * 60
+"""Seconds after which a leftover temporary file is removed even if its writer's pid lives."""
+
+
+def write_text_atomic(path: Path | str, text: str) -> None:
+    """Write ``text`` as UTF-8 to ``path`` atomically, like :func:`write_bytes_atomic`.
+
+    Raises:
+        OutputNotWritten: as :func:`write_bytes_atomic`, or ``text`` holds a lone
+            surrogate, which UTF-8 cannot encode (nothing is written).
+    """
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        problem = f"a lone surrogate {text[exc.start]!r} (character {exc.start}) is not UTF-8 text"
+        raise OutputNotWritten(path, problem) from exc
+    if str(path) == STDIO and getattr(sys.stdout, "buffer", None) is None:
+        sys.stdout.write(text)  # a text stream put in place of stdout (tests, embedding)
+        sys.stdout.flush()
+        return
+    write_bytes_atomic(path, data)
+
+
+def write_bytes_atomic(path: Path | str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename (``-``: stdout).
+
+    The temporary file sits in the target's directory, is flushed to disk, then
+    replaces the target in one step; it is removed if anything fails. An existing
+    device or FIFO (``/dev/null``) is written in place, never replaced.
+
+    The temporary file is named ``.<name>.forge-<pid>-<random>.tmp``. Before the first
+    write into a directory, this process removes the files of that pattern left there by
+    killed writers: those whose pid is no longer running (on this machine) or that are
+    older than :data:`STALE_AFTER`.
+
+    Raises:
+        OutputNotWritten: the directory is missing or not writable; nothing is left behind.
+    """
+    if str(path) == STDIO:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    target = Path(path)
+    if _is_special(target):
+        _write_in_place(target, data)
+        return
+    directory = target.parent
+    _remove_stale_temporaries(directory)
+    try:
+        handle, temporary = tempfile.mkstemp(
+            dir=directory, prefix=f".{target.name[:48]}.forge-{os.getpid()}-", suffix=".tmp"
+        )
+    except FileNotFoundError as exc:
+        raise OutputNotWritten(path, f"directory {directory} does not exist") from exc
+    except OSError as exc:
+        raise OutputNotWritten(path, exc.strerror or str(exc)) from exc
+    try:
+        os.chmod(temporary, _mode_for(target))
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, target)
+    except OSError as exc:
+        raise OutputNotWritten(path, exc.strerror or str(exc)) from exc
+    finally:
+        Path(temporary).unlink(missing_ok=True)
+
+
+_TEMPORARY = re.compile(r"\..*\.forge-(?P<pid>[1-9][0-9]{0,9})-[a-z0-9_]+\.tmp", re.DOTALL)
+"""The names :func:`write_bytes_atomic` gives its temporary files."""
+_SWEPT: set[str] = set()
+"""The directories this process has removed stale temporary files from."""
+
+
+def _remove_stale_temporaries(directory: Path) -> None:
+    """Remove the temporary files killed writers left in ``directory`` (once per process).
+
+    Best effort: a file that cannot be examined or removed is left alone.
+    """
+    key = os.path.abspath(directory)
+    if key in _SWEPT:
+        return
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return  # the write itself reports a missing or unreadable directory
+    _SWEPT.add(key)
+    now = time.time()
+    for entry in entries:
+        match = _TEMPORARY.fullmatch(entry.name)
+        if match is None:
+            continue
+        with contextlib.suppress(OSError):
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and (
+                now - info.st_mtime > STALE_AFTER or not _is_running(int(match["pid"]))
+            ):
+                os.unlink(entry.path)
+
+
+def _is_running(pid: int) -> bool:
+    """True unless no process ``pid`` exists on this machine (always True off POSIX)."""
+    if os.name != "posix" or pid == os.getpid():
+        return True  # on Windows, os.kill(pid, 0) would send CTRL_C_EVENT
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # another user's process, or no pid at all: leave it to the age rule
+    return True
+
+
+def _is_special(target: Path) -> bool:
+    """True for an existing device, FIFO or socket (``/dev/null``, ``/dev/stdout`` …)."""
+    try:
+        mode = target.stat().st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _write_in_place(target: Path, data: bytes) -> None:
+    """Write to a special file directly: renaming over a device would replace the device."""
+    try:
+        with target.open("wb") as stream:
+            stream.write(data)
+    except OSError as exc:
+        raise OutputNotWritten(target, exc.strerror or str(exc)) from exc
+
+
+def _mode_for(target: Path) -> int:
+    """The permission bits a new file gets (or the existing file's, when replacing it)."""
+    try:
+        return target.stat().st_mode & 0o777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask

@@ -1,0 +1,112 @@
+"""The files a shell command writes or removes, read from its text."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from forge_domain import UNKNOWN_PATH, shell_file_changes
+
+U, R = "file_update", "file_remove"
+
+CHANGES = [
+    ("sed-in-place", "sed -i 's/a/b/' x.py", [(U, "x.py")]),
+    (
+        "sed-cluster-and-scripts",
+        "cd /testbed && sed -i.bak -e 's/a/b/' -e 's/c/d/' src/a.py src/b.py",
+        [(U, "/testbed/src/a.py"), (U, "/testbed/src/b.py")],
+    ),
+    ("sed-long-options", "sed --in-place --expression='s/a/b/' a.txt", [(U, "a.txt")]),
+    ("sed-long-option-value", "sed --in-place --expression 's/a/b/' a.txt", [(U, "a.txt")]),
+    ("here-string", "git apply <<< '--- a/h.py'", [(U, UNKNOWN_PATH)]),
+    ("sed-script-file", "sed -i -f fix.sed a.txt", [(U, "a.txt")]),
+    ("sed-print-only", "FOO=1 sed -n 1,10p x.py", []),
+    ("perl-in-place", "perl -pi -e 's/a/b/' f.txt", [(U, "f.txt")]),
+    (
+        "heredoc-body-is-not-parsed",
+        "cat > test.py << 'EOF'\nprint('x > y')\nwith open('z', 'w'): pass\nEOF\npython test.py",
+        [(U, "test.py"), (U, "z")],
+    ),
+    ("heredoc-before-target", "cat <<-EOF > out.txt\n\thello\n\tEOF", [(U, "out.txt")]),
+    (
+        "redirects-and-tee",
+        "echo hi >> log.txt 2>/dev/null && tee -a a.txt b.txt < in",
+        [(U, "log.txt"), (U, "a.txt"), (U, "b.txt")],
+    ),
+    ("stderr-and-both", "make 2> err.log &> all.log 2>&1", [(U, "err.log"), (U, "all.log")]),
+    (
+        "python-heredoc",
+        "python3 - <<'EOF'\nwith open('/t/f.py', 'w') as fh:\n    fh.write('x')\n"
+        "open(p, mode='a')\nopen('r.txt')\nPath('n.md').write_text('x')\nEOF",
+        [(U, "/t/f.py"), (U, UNKNOWN_PATH), (U, "n.md")],
+    ),
+    ("python-c", "python -c \"open('a.py','w').write('x')\"", [(U, "a.py")]),
+    ("python-script", "python run.py > out.txt", [(U, "out.txt")]),
+    (
+        "python-script-written-inline",
+        "cat > /tmp/p.py <<'EOF'\nopen('a.new', 'w')\nEOF\npython /tmp/p.py && cp a.new a",
+        [(U, "/tmp/p.py"), (U, "a.new"), (U, "a")],
+    ),
+    (
+        "mv-and-cp",
+        "mv old.py new.py && cp -r a.py backup/a.py",
+        [(U, "new.py"), (R, "old.py"), (U, "backup/a.py")],
+    ),
+    ("rm-and-touch", "rm -rf build; touch -d now stamp", [(R, "build"), (U, "stamp")]),
+    (
+        "git-apply-heredoc",
+        "git apply <<'EOF'\n--- a/src/x.py\n+++ b/src/x.py\n@@\n-a\n+b\n"
+        "--- a/gone.py\n+++ /dev/null\nEOF",
+        [(U, "src/x.py"), (R, "gone.py")],
+    ),
+    ("git-apply-file", "git apply fix.patch", [(U, UNKNOWN_PATH)]),
+    ("git-apply-check", "git apply --check fix.patch", []),
+    ("patch-from-file", "patch -p1 < fix.patch", [(U, UNKNOWN_PATH)]),
+    (
+        "patch-written-inline",
+        "cat > fix.patch <<'EOF'\n--- a/q.py\n+++ b/q.py\nEOF\npatch -p1 < fix.patch",
+        [(U, "fix.patch"), (U, "q.py")],
+    ),
+    (
+        "piped-diff",
+        "printf '%s' '--- a/p.py\n+++ b/p.py\n' | git apply",
+        [(U, "p.py")],
+    ),
+    ("variable", "echo x > $OUT", [(U, UNKNOWN_PATH)]),
+    ("glob", "sed -i 's/x/y/' *.py", [(U, UNKNOWN_PATH)]),
+    ("command-substitution", "printf '%s' \"$(cat x)\" > y.txt", [(U, "y.txt")]),
+    ("dev-null", "ls > /dev/null", []),
+    ("quoted-operators", "grep -n 'foo > bar; rm x' x.py | head", []),
+    ("cd-relative", "cd src; echo x > a.py", [(U, "src/a.py")]),
+    ("cd-unknown", "cd $DIR && echo x > a.py", [(U, "a.py")]),
+    ("cd-back", "cd - && echo x > a.py", [(U, "a.py")]),
+    ("comment", "ls # > not-a-file", []),
+    ("line-continuation", "echo x \\\n  > a.txt", [(U, "a.txt")]),
+    ("sudo-and-env", "sudo tee /etc/hosts", [(U, "/etc/hosts")]),
+    ("unclosed-quote", "sed -i 'instance's attribute' a.py > b.py", []),
+    ("unclosed-double-quote", 'echo "a > b.txt', []),
+    ("arithmetic", "echo $((1 + 2)) > n.txt", [(U, "n.txt")]),
+    ("backticks", "echo `date` > `name`", [(U, UNKNOWN_PATH)]),
+    ("redirect-without-target", "echo >", []),
+    ("double-dash", "rm -- -odd-name", [(R, "-odd-name")]),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"), [c[1:] for c in CHANGES], ids=[c[0] for c in CHANGES]
+)
+def test_shell_file_changes(command, expected):
+    actual = [(tool.kind, tool.path) for tool in shell_file_changes(command)]
+    assert actual == expected
+
+
+def test_shell_file_changes_joins_the_calls_working_directory():
+    actual = [tool.path for tool in shell_file_changes("echo x > a.py", cwd="/w")]
+    assert actual == ["/w/a.py"]
+
+
+@given(st.text(alphabet="ab >|&;'\"$()<`\\\n-EOF", max_size=60))
+def test_shell_file_changes_never_fails_and_names_each_change_once(command):
+    changes = shell_file_changes(command)
+    assert len(changes) == len(set(changes))
