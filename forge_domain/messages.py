@@ -85,8 +85,12 @@ def content_text(content: Content) -> str:
     return "".join(part.text for part in content if isinstance(part, TextPart))
 
 
+CHARS_PER_TOKEN = 4
+"""The token estimate: this many characters make a token (rounded up per message)."""
+
+
 def _ceil_quarter(chars: int) -> int:
-    return (chars + 3) // 4
+    return -(-chars // CHARS_PER_TOKEN)
 
 
 class _Estimated(BaseModel):

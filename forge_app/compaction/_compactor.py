@@ -40,7 +40,7 @@ from forge_domain.carry import accumulated_usage, carry_reasoning
 from forge_domain.compact import Compact
 from forge_domain.context import Context
 from forge_domain.errors import ForgeDomainError
-from forge_domain.messages import ContextMessage, Role, TextMessage
+from forge_domain.messages import CHARS_PER_TOKEN, ContextMessage, Role, TextMessage
 from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
 from forge_domain.strategy import CompactionStrategy
 from forge_domain.summary import ContextSummary
@@ -53,8 +53,6 @@ SUMMARY_TEXT_LIMIT = 2_000
 """Characters kept of any single text in a summary (longer texts are cut, visibly)."""
 SUMMARY_NARRATION_BUDGET = 16_000
 """Characters of assistant text a summary keeps; the oldest beyond it are dropped, with a note."""
-_CHARS_PER_TOKEN = 4
-"""The token estimate's rule (``approx_tokens``): a token per four characters, rounded up."""
 
 
 def is_summary_message(message: ContextMessage) -> bool:
@@ -172,7 +170,7 @@ class Compactor:
         blocks.extend(ContextSummary.from_messages(fresh, self._catalog).blocks)
         summary = aggregate_operations(self._transform(ContextSummary.of_blocks(blocks)))
         summary = drop_oldest_narration(limit_texts(summary, text_limit), SUMMARY_NARRATION_BUDGET)
-        max_chars = self.config.summary_budget() * _CHARS_PER_TOKEN
+        max_chars = self.config.summary_budget() * CHARS_PER_TOKEN
         return fit_summary(summary, self._frame.render, max_chars)
 
     def _splice(self, context: Context, span: tuple[int, int], text_limit: int) -> Context:

@@ -30,7 +30,7 @@ from typing import Literal
 from forge_app.compaction._compactor import is_summary_message
 from forge_app.compaction._messages import with_content
 from forge_domain.context import Context
-from forge_domain.messages import ContextMessage, Role, TextMessage, ToolResult
+from forge_domain.messages import CHARS_PER_TOKEN, ContextMessage, Role, TextMessage, ToolResult
 
 __all__: list[str] = []  # internal: used by the tiers, the handler and the orchestrator
 
@@ -38,7 +38,6 @@ CUT_MARKER = "[… {count:,} chars cut to fit the context window …]"
 """Put where a text was cut; ``{count}`` is the number of characters removed."""
 MIN_KEPT_CHARS = 400
 """Characters a cut message keeps at least (head and end together)."""
-_CHARS_PER_TOKEN = 4
 _MARKER_CHARS = len(CUT_MARKER.format(count=10**9)) + 2
 
 
@@ -129,7 +128,7 @@ def cut_to_fit(context: Context, budget: int, reach: CutReach = "spare_task") ->
     if excess_tokens <= 0:
         return Cut(context, ())
     messages = list(context)
-    excess = excess_tokens * _CHARS_PER_TOKEN
+    excess = excess_tokens * CHARS_PER_TOKEN
     cut_at: list[int] = []
     task = _task_index(messages)
     for tier in (0, 1, 2) if reach == "task_too" else (0, 1):
@@ -155,7 +154,7 @@ def cut_to_fit(context: Context, budget: int, reach: CutReach = "spare_task") ->
 def irreducible_parts(context: Context) -> str:
     """What :func:`cut_to_fit` cannot shrink, in tokens: e.g. ``system prompt ~9,120, …``."""
     system = summary = arguments = other = 0
-    shortest = (MIN_KEPT_CHARS + _MARKER_CHARS) // _CHARS_PER_TOKEN
+    shortest = (MIN_KEPT_CHARS + _MARKER_CHARS) // CHARS_PER_TOKEN
     for message in context:
         tokens = message.approx_tokens
         if isinstance(message, TextMessage) and message.role == Role.SYSTEM:
@@ -163,7 +162,7 @@ def irreducible_parts(context: Context) -> str:
         elif isinstance(message, TextMessage) and is_summary_message(message):
             summary += tokens
         elif isinstance(message, TextMessage) and message.tool_calls:
-            called = sum(len(call.arguments) for call in message.tool_calls) // _CHARS_PER_TOKEN
+            called = sum(len(call.arguments) for call in message.tool_calls) // CHARS_PER_TOKEN
             arguments += called
             other += min(tokens - called, shortest) if _tier(message, False) is not None else 0
         else:

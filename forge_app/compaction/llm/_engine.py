@@ -62,7 +62,7 @@ from forge_domain.agent import DEFAULT_CONTEXT_WINDOW, Agent
 from forge_domain.carry import accumulated_usage, carry_reasoning
 from forge_domain.context import Context
 from forge_domain.engine import BaseContextEngine, CompactionMode, compaction_outcome
-from forge_domain.messages import ContextMessage, ToolResult
+from forge_domain.messages import CHARS_PER_TOKEN, ContextMessage, ToolResult
 from forge_domain.result import CompactionOutcome
 from forge_domain.summary import ContextSummary
 from forge_domain.tool_catalog import ToolCatalog
@@ -80,10 +80,8 @@ _log = structlog.get_logger()
 _THINK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 _MIN_SECTIONS = 2
 _SUMMARY_CEILING = 10_000
-_FRAMING_TOKENS = len(framed("")) // 4
+_FRAMING_TOKENS = len(framed("")) // CHARS_PER_TOKEN
 """What the prefix and end marker cost: a smaller span is not worth summarising."""
-_CHARS_PER_TOKEN = 4
-"""The token estimate's rule: the summary budget in characters is four per token."""
 _RECORD_SHARE = 0.5
 """The summariser's record of the span gets this share of the summary budget's characters."""
 _EXCERPT_SHARE = 0.25
@@ -190,7 +188,7 @@ class LLMEngine(BaseContextEngine):
             return compaction_outcome(
                 context, context, None, engine=self.name, max_tokens=self.compact.max_tokens
             )
-        budget = self.compact.summary_budget() * _CHARS_PER_TOKEN
+        budget = self.compact.summary_budget() * CHARS_PER_TOKEN
         budgets = (budget, int(budget * _RECORD_SHARE))
         frame = frame_of(span, self._catalog, self._transform, self._frame.render, budgets)
         facts = facts_of(frame.raw, frame.complete, span.task)
