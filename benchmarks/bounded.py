@@ -142,8 +142,9 @@ def render(rows: Sequence[Row], command: str) -> str:
         f"Command: `{command}`",
         "",
         "Agent: the bundled default (`eviction_window 0.6`, `retention_window 6`, threshold 70%",
-        "of the window, `headroom 0.3`), frame engine in its tiers. Sizes are the estimate",
-        "(4 chars/token) once a compaction happened, the recorded usage before.",
+        "of the window, `headroom 0.3`, summary budget 30% of the threshold), frame engine in",
+        "its tiers. Sizes are the estimate (4 chars/token) once a compaction happened, the",
+        "recorded usage before.",
         "",
         "| session | window | turns | peak request / window | after / threshold (max, median)"
         " | compactions | ineffective | turns between (median) | largest summary / budget"

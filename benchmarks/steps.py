@@ -1,16 +1,22 @@
 """Where one automatic compaction spends its time, step by step.
 
-``python -m benchmarks.steps [--size 5000] [--runs 15] [--seed 1]`` replays the steps of
-``Compactor.compact`` one by one on a generated session (a fresh ``Context`` per run) and
-prints, per step, the minimum and the median CPU time over the runs. It calls the
-compactor's private steps on purpose, so it follows ``forge_app/compaction/_compactor.py``: when
-those change, this script changes with them. The table in ``RESULTS.md`` came from here.
+``python -m benchmarks.steps [--size 5000] [--runs 15] [--seed 1] [--workload default|e2e]``
+replays the steps of ``Compactor.compact`` one by one on a generated session (a fresh
+``Context`` per run) and prints, per step, the minimum and the median CPU time over the
+runs, after the time to decode the session's JSON bytes (``parse_transcript``). It calls
+the compactor's private steps on purpose, so it follows
+``forge_app/compaction/_compactor.py``: when those change, this script changes with them.
+``--workload default`` compacts with the default agent's config (the table in
+``RESULTS.md``); ``e2e`` with the workload of ``benchmarks/e2e.py``
+(``Compact(retention_window=20, eviction_window=1.0)``: everything but the last 20
+messages is summarised).
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import json
 import statistics
 import time
 from collections.abc import Callable
@@ -19,9 +25,10 @@ from typing import TypeVar
 from benchmarks import ours
 from benchmarks.generator import generate_session
 from forge_app.compaction._compactor import Compactor
+from forge_app.files._transcripts import parse_transcript
 from forge_app.summary._budget import drop_oldest_narration, fit_summary, limit_texts
 from forge_app.summary.transformers._keep_last_operation import aggregate_operations
-from forge_domain import Context, ContextMessage, Role, TextMessage
+from forge_domain import Compact, Context, ContextMessage, Role, TextMessage
 from forge_domain.carry import accumulated_usage, carry_reasoning
 from forge_domain.summary import ContextSummary
 from forge_domain.validation import ensure_valid
@@ -29,6 +36,7 @@ from forge_domain.validation import ensure_valid
 T = TypeVar("T")
 
 STEPS = (
+    ("decode", "parse_transcript of the session's JSON bytes (not part of the total)"),
     ("validate", "input validation (is_valid)"),
     ("strategy", "retained count and span"),
     ("from_messages", "ContextSummary.from_messages (parse, classify, failures, items)"),
@@ -43,10 +51,15 @@ STEPS = (
 Timer = Callable[[str, Callable[[], T]], T]
 
 
-def measure(size: int, runs: int, seed: int) -> dict[str, list[float]]:
+WORKLOADS = ("default", "e2e")
+E2E_COMPACT = Compact(retention_window=20, eviction_window=1.0)
+
+
+def measure(size: int, runs: int, seed: int, workload: str = "default") -> dict[str, list[float]]:
     """CPU seconds per step, ``runs`` samples each."""
-    compactor = Compactor(ours.default_config().compact, cwd="/repo")
-    session = generate_session(size, seed=seed)
+    compact = E2E_COMPACT if workload == "e2e" else ours.default_config().compact
+    compactor = Compactor(compact, cwd="/repo")
+    data = json.dumps(generate_session(size, seed=seed)).encode("utf-8")
     samples: dict[str, list[float]] = {name: [] for name, _ in STEPS}
 
     def timed(name: str, step: Callable[[], T]) -> T:
@@ -56,7 +69,8 @@ def measure(size: int, runs: int, seed: int) -> dict[str, list[float]]:
         return value
 
     for _ in range(runs):
-        context = Context.from_openai(session)
+        gc.collect()
+        context = timed("decode", lambda: parse_transcript(data, "bench.json")).context
         gc.collect()
         replay_compaction(compactor, context, timed)
     return samples
@@ -111,9 +125,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=5_000, help="session size (default 5000)")
     parser.add_argument("--runs", type=int, default=15, help="runs per step (default 15)")
     parser.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
+    parser.add_argument("--workload", choices=WORKLOADS, default="default", help="config")
     args = parser.parse_args(argv)
-    samples = measure(args.size, args.runs, args.seed)
-    print(f"One automatic compaction of {args.size:,} messages, CPU time over {args.runs} runs\n")
+    samples = measure(args.size, args.runs, args.seed, args.workload)
+    print(
+        f"One automatic compaction of {args.size:,} messages ({args.workload} workload), "
+        f"CPU time over {args.runs} runs\n"
+    )
     print("| step | min ms | median ms | what |")
     print("|---|--:|--:|---|")
     for name, what in STEPS:
@@ -121,8 +139,9 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"| {name} | {min(taken) * 1e3:.2f} | {statistics.median(taken) * 1e3:.2f} | {what} |"
         )
-    total_min = sum(min(taken) for taken in samples.values()) * 1e3
-    total_median = sum(statistics.median(taken) for taken in samples.values()) * 1e3
+    steps = [taken for name, taken in samples.items() if name != "decode"]
+    total_min = sum(min(taken) for taken in steps) * 1e3
+    total_median = sum(statistics.median(taken) for taken in steps) * 1e3
     print(f"| total | {total_min:.1f} | {total_median:.1f} | |")
     return 0
 

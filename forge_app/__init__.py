@@ -7,6 +7,7 @@ contract checks it)::
     forge_app.runtime      orchestrator, model, tools, hooks and events, replay
     forge_app.files        agent files, transcript files, atomic writes
     forge_app.compaction   compactor, engines (frame, llm), tiers, pruning
+    forge_app.store        session store: originals, archives of compactions, search
     forge_app.summary      frame template, transformers, bounds, redaction
     forge_app.errors       the error tree (used by every layer)
 
@@ -59,6 +60,7 @@ from forge_app.runtime import (
     hookimpl,
     replay,
 )
+from forge_app.store import SessionStore, open_store
 from forge_app.summary import SummaryFrame, SummaryTransformer
 
 __all__ = [
@@ -83,6 +85,7 @@ __all__ = [
     "Replay",
     "ReplayTurn",
     "RetryPolicy",
+    "SessionStore",
     "SummaryFrame",
     "SummaryTransformer",
     "TieredEngine",
@@ -97,6 +100,7 @@ __all__ = [
     "hookimpl",
     "load_agent",
     "load_agents",
+    "open_store",
     "read_transcript",
     "replay",
     "resolve_engine",

@@ -8,8 +8,9 @@
     ├── TranscriptError       a transcript file cannot be used (path at fault)
     │   ├── TranscriptNotFound    the file does not exist or cannot be read
     │   ├── MalformedJson         the file is not JSON / JSONL (line and column)
-    │   └── NotATranscript        the JSON is not a list of valid OpenAI messages
+    │   └── NotATranscript        the JSON is not a valid transcript (OpenAI, Anthropic, Responses)
     ├── OutputNotWritten      an output file could not be written; nothing was left behind
+    │   └── OutputIsInput         an output is one of the inputs (path, link or inode)
     ├── ChartFormatUnsupported  a chart file name asks for neither SVG nor PNG
     ├── EndpointNotConfigured  ``run`` has no provider endpoint or model to call
     ├── ContextDoesNotFit     a request would exceed the model's window even after compaction
@@ -18,12 +19,22 @@
     ├── ModelCallFailed       the provider refused a request (not worth retrying)
     │   ├── ProviderUnavailable   429, 5xx, timeout or connection error (retried)
     │   ├── ContextLengthExceeded the request was over the model's window
+    │   ├── TurnDeadlineExceeded  no answer within a turn's total deadline (retries included)
     │   └── SummaryAuthFailed     the summary model refused the credentials (401/403)
     ├── ToolFailed            raised by a tool to report a failure to the model
     ├── InvalidAgentFile      an agent file is malformed (path, line, field)
     ├── AgentNotFound         no agent with that id in the file
     ├── UnknownEngine         ``compact.engine`` names no built-in or installed engine
     ├── EngineUnavailable     an engine cannot be built from the agent (missing model …)
+    ├── StoreError            a session store cannot be used (``url`` at fault, password hidden)
+    │   ├── InvalidStoreUrl       the URL names no supported store (sqlite:///…, postgresql://…)
+    │   ├── StoreUnavailable      the store does not answer (bounded connect timeout) or cannot open
+    │   ├── StoreCorrupt          the file or database is not a readable session store
+    │   ├── StoreSchemaTooNew     the store was written by a newer version (schema version)
+    │   ├── ConversationNotFound  no conversation with that id in the store
+    │   └── UnknownRef            no archive with that ref in the conversation
+    ├── AdapterUnavailable    a framework adapter's extra is not installed (names the extra)
+    ├── UnsupportedHistory    a framework history holds an item an adapter cannot read (index, type)
     └── (more leaves are added by the engines and CLI modules)
 
 Each class carries ``exit_code``, the status ``forge-compact`` exits with when
@@ -96,7 +107,7 @@ class MalformedJson(TranscriptError, ValueError):
 
 
 class NotATranscript(TranscriptError, ValueError):
-    """The JSON is not a list of OpenAI messages; ``index`` names the bad message if any."""
+    """The JSON is not a transcript of a known format; ``index`` names the bad entry if any."""
 
     def __init__(self, path: Path | str, problem: str, index: int | None = None) -> None:
         self.index = index
@@ -110,6 +121,24 @@ class OutputNotWritten(ForgeAppError, OSError):
         self.path = Path(path)
         self.problem = problem
         super().__init__(f"cannot write {path}: {problem}")
+
+
+class OutputIsInput(OutputNotWritten):
+    """An output would replace an input (same path, a link to it, or the same inode).
+
+    Raised before anything is written: ``path`` is the output, ``source`` the input.
+    """
+
+    def __init__(self, path: Path | str, source: Path | str) -> None:
+        self.source = Path(source)
+        shown = "(the file on standard input)" if str(source) == "-" else str(source)
+        if str(path) == "-":
+            problem = f"standard output is the input {shown}"
+        elif str(path) == str(source):
+            problem = "it is the input"
+        else:
+            problem = f"it is the same file as the input {shown}"
+        super().__init__(path, f"{problem}; inputs are never overwritten")
 
 
 class HookFailed(ForgeAppError):
@@ -157,6 +186,17 @@ class ProviderUnavailable(ModelCallFailed):
 
 class ContextLengthExceeded(ModelCallFailed):
     """The request did not fit in the model's context window: compact, then retry."""
+
+
+class TurnDeadlineExceeded(ModelCallFailed):
+    """The provider gave no answer within the turn's total deadline, retries included.
+
+    ``seconds`` is the deadline. Not retried: the deadline already covers the retries.
+    """
+
+    def __init__(self, model: str | None, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(model, f"no answer within the turn's deadline of {seconds:g} s")
 
 
 class ContextDoesNotFit(ForgeAppError):
@@ -253,3 +293,77 @@ class EndpointNotConfigured(ForgeAppError):
         self.setting = setting
         self.problem = problem
         super().__init__(problem)
+
+
+class StoreError(ForgeAppError):
+    """A session store cannot be used; ``url`` names it (its password replaced by ``***``)."""
+
+    def __init__(self, url: str, problem: str) -> None:
+        self.url = url
+        self.problem = problem
+        super().__init__(f"session store {url}: {problem}")
+
+
+class InvalidStoreUrl(StoreError, ValueError):
+    """The URL names no supported store (``sqlite:///PATH`` or ``postgresql://…``)."""
+
+
+class StoreUnavailable(StoreError):
+    """The store does not answer within the connect timeout, or its file cannot be opened."""
+
+
+class StoreCorrupt(StoreError):
+    """The file or database is not a readable session store (nothing was changed)."""
+
+
+class StoreSchemaTooNew(StoreError):
+    """The store's schema is newer than this version understands; ``found`` and ``supported``."""
+
+    def __init__(self, url: str, found: int, supported: int) -> None:
+        self.found = found
+        self.supported = supported
+        super().__init__(
+            url,
+            f"schema version {found} is newer than this forge-compact supports ({supported}); "
+            "upgrade forge-compact",
+        )
+
+
+class ConversationNotFound(StoreError, LookupError):
+    """No conversation with ``conversation_id`` in the store."""
+
+    def __init__(self, url: str, conversation_id: str) -> None:
+        self.conversation_id = conversation_id
+        super().__init__(url, f"no conversation {conversation_id!r}")
+
+
+class UnknownRef(StoreError, LookupError):
+    """No archive ``ref`` in conversation ``conversation_id`` (refs look like ``c3``, ``t12``)."""
+
+    def __init__(self, url: str, conversation_id: str, ref: str, problem: str = "") -> None:
+        self.conversation_id = conversation_id
+        self.ref = ref
+        super().__init__(
+            url, problem or f"conversation {conversation_id!r} has no archive ref {ref!r}"
+        )
+
+
+class AdapterUnavailable(ForgeAppError, ImportError):
+    """The framework an adapter needs is not installed; ``extra`` is the extra that installs it."""
+
+    def __init__(self, framework: str, extra: str) -> None:
+        self.framework = framework
+        self.extra = extra
+        super().__init__(
+            f"the {framework} adapter needs {framework}: pip install 'forge-compact[{extra}]'"
+        )
+
+
+class UnsupportedHistory(ForgeAppError, ValueError):
+    """A framework's history holds an item an adapter cannot convert (``index``, ``kind``)."""
+
+    def __init__(self, framework: str, index: int, kind: str) -> None:
+        self.framework = framework
+        self.index = index
+        self.kind = kind
+        super().__init__(f"{framework} history[{index}]: cannot convert a {kind}")

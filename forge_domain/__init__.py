@@ -6,6 +6,7 @@ from forge_domain.agent import (
     Agent,
     PluginSelection,
 )
+from forge_domain.anthropic_format import messages_from_anthropic, messages_to_anthropic
 from forge_domain.carry import accumulated_usage, carry_reasoning
 from forge_domain.compact import Compact, Percentage
 from forge_domain.context import Context
@@ -24,6 +25,15 @@ from forge_domain.errors import (
     InvalidToolSpec,
     InvalidTranscript,
 )
+from forge_domain.formats import (
+    FORMATS,
+    Format,
+    detect_format,
+    find_format_violations,
+    messages_from_format,
+    messages_key,
+    messages_to_format,
+)
 from forge_domain.json import JsonObject, JsonValue
 from forge_domain.messages import (
     Content,
@@ -40,6 +50,7 @@ from forge_domain.messages import (
 )
 from forge_domain.openai_format import message_from_openai, message_to_openai
 from forge_domain.percentage import format_float, validate_percentage
+from forge_domain.responses_format import messages_from_responses, messages_to_responses
 from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
 from forge_domain.shell_edits import UNKNOWN_PATH, shell_file_changes
 from forge_domain.strategy import (
@@ -94,13 +105,19 @@ from forge_domain.text_protocol import (
     text_turns,
 )
 from forge_domain.todo import Todo, TodoChange, TodoStatus
+from forge_domain.token_count import TextCounter, context_tokens, message_tokens
+from forge_domain.token_estimates import IMAGE_TOKENS, LOW_DETAIL_IMAGE_TOKENS
 from forge_domain.tool_catalog import CallClassifier, ToolCatalog, is_mcp_name
 from forge_domain.tool_outcome import (
+    EARLIER_EVIDENCE,
     EVIDENCE_CHARS,
+    EVIDENCE_RUNS,
     EVIDENCE_SEPARATOR,
     PRUNED_MARKER,
     Outcome,
+    evidence_runs,
     failure_evidence,
+    merged_evidence,
     output_outcome,
     output_reports_failure,
     pruned_output,
@@ -113,9 +130,14 @@ from forge_domain.validation import Dialect, Violation, ensure_valid, find_viola
 __all__ = [
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_THRESHOLD_PERCENTAGE",
+    "EARLIER_EVIDENCE",
     "EVIDENCE_CHARS",
+    "EVIDENCE_RUNS",
     "EVIDENCE_SEPARATOR",
     "FILE_CHANGING_KINDS",
+    "FORMATS",
+    "IMAGE_TOKENS",
+    "LOW_DETAIL_IMAGE_TOKENS",
     "OBSERVATION_STARTS",
     "PRUNED_MARKER",
     "TOOL_KINDS",
@@ -146,6 +168,7 @@ __all__ = [
     "FileUpdateTool",
     "FollowupTool",
     "ForgeDomainError",
+    "Format",
     "GenericTool",
     "ImagePart",
     "InvalidArguments",
@@ -176,6 +199,7 @@ __all__ = [
     "SummaryTool",
     "TaskTool",
     "TextAction",
+    "TextCounter",
     "TextItem",
     "TextMessage",
     "TextPart",
@@ -201,16 +225,29 @@ __all__ = [
     "carry_reasoning",
     "compaction_outcome",
     "content_text",
+    "context_tokens",
+    "detect_format",
     "ensure_valid",
+    "evidence_runs",
     "failure_evidence",
+    "find_format_violations",
     "find_sequence_preserving_last_n",
     "find_violations",
     "format_float",
     "is_mcp_name",
     "is_valid",
     "looks_like_observation",
+    "merged_evidence",
     "message_from_openai",
     "message_to_openai",
+    "message_tokens",
+    "messages_from_anthropic",
+    "messages_from_format",
+    "messages_from_responses",
+    "messages_key",
+    "messages_to_anthropic",
+    "messages_to_format",
+    "messages_to_responses",
     "output_outcome",
     "output_reports_failure",
     "pruned_output",

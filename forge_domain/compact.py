@@ -15,8 +15,9 @@ Percentage = Annotated[float, AfterValidator(validate_percentage)]
 """A fraction in [0, 1]."""
 
 DEFAULT_ENGINE = "frame"
-SUMMARY_SHARE = 0.2
-"""Share of the token threshold a summary may take when ``summary_max_tokens`` is unset."""
+SUMMARY_SHARE = 0.3
+"""Share of the token threshold a summary may take when ``summary_max_tokens`` is unset
+(0.2 held too few facts at small windows: ``benchmarks/EVAL.md``)."""
 SUMMARY_FLOOR = 400
 """The smallest derived summary budget, in tokens."""
 SUMMARY_CEILING = 10_000
@@ -55,7 +56,7 @@ class Compact(BaseModel):
     headroom: Percentage = 0.3
     """After an automatic compaction the context holds at most ``(1 - headroom) x threshold``."""
     summary_max_tokens: int | None = Field(default=None, ge=1)
-    """Most tokens a summary may hold (unset: 20% of the threshold, within 400..10,000)."""
+    """Most tokens a summary may hold (unset: 30% of the threshold, within 400..10,000)."""
     redact_secrets: bool = True
     """Replace recognised secrets (API keys, tokens, passwords …) in every summary written."""
 
@@ -63,14 +64,18 @@ class Compact(BaseModel):
         """The summary's token budget: ``summary_max_tokens``, else derived from the threshold.
 
         The threshold is ``threshold`` when given, else ``token_threshold``; with
-        neither, the ceiling applies.
+        neither, the ceiling applies. A derived budget is at most half of ``max_tokens``
+        when that is set (a summary must leave room for what the context keeps verbatim).
         """
         if self.summary_max_tokens is not None:
             return self.summary_max_tokens
         base = threshold if threshold is not None else self.token_threshold
-        if base is None:
-            return SUMMARY_CEILING
-        return min(SUMMARY_CEILING, max(SUMMARY_FLOOR, int(base * SUMMARY_SHARE)))
+        derived = (
+            SUMMARY_CEILING
+            if base is None
+            else min(SUMMARY_CEILING, max(SUMMARY_FLOOR, int(base * SUMMARY_SHARE)))
+        )
+        return derived if self.max_tokens is None else min(derived, max(1, self.max_tokens // 2))
 
     def target_tokens(self, threshold: int) -> int:
         """Most tokens a context may hold after an automatic compaction at ``threshold``.

@@ -206,6 +206,11 @@ class Context:
             return TokenCount.actual(totals.anchor_tokens + totals.approx_since_anchor)
         return TokenCount.approx(totals.approx_tokens)
 
+    def usage_anchor(self) -> tuple[int, int] | None:
+        """Index and ``total_tokens`` of the usage report :meth:`token_count` rests on, or None."""
+        totals = self._totals
+        return (totals.anchor_index, totals.anchor_tokens) if totals.anchor_index >= 0 else None
+
     def distrusted_usage_index(self) -> int | None:
         """Index of the newest usage report when the count does not rest on it, in O(1).
 

@@ -25,14 +25,18 @@ class InvalidMessage(ForgeDomainError, ValueError):
     """A message of a transcript is malformed.
 
     ``index`` is the position of the message in the list and ``field`` the dotted
-    path of the offending field inside it (``tool_calls[0].function.arguments``).
+    path of the offending field inside it (``tool_calls[0].function.arguments``);
+    ``container`` names the list (``messages``, or ``input`` for Responses items).
     """
 
-    def __init__(self, index: int, field: str, problem: str) -> None:
+    def __init__(
+        self, index: int, field: str, problem: str, *, container: str = "messages"
+    ) -> None:
         self.index = index
         self.field = field
         self.problem = problem
-        location = f"messages[{index}]" + (f".{field}" if field else "")
+        self.container = container
+        location = f"{container}[{index}]" + (f".{field}" if field else "")
         super().__init__(f"{location}: {problem}")
 
 

@@ -18,6 +18,8 @@ from pydantic_core import from_json
 
 from forge_domain.errors import InvalidArguments
 from forge_domain.json import JsonObject, JsonValue
+from forge_domain.token_estimates import CHARS_PER_TOKEN as CHARS_PER_TOKEN
+from forge_domain.token_estimates import image_tokens, opaque_chars, reasoning_text
 from forge_domain.usage import Usage
 
 
@@ -85,12 +87,20 @@ def content_text(content: Content) -> str:
     return "".join(part.text for part in content if isinstance(part, TextPart))
 
 
-CHARS_PER_TOKEN = 4
-"""The token estimate: this many characters make a token (rounded up per message)."""
-
-
 def _ceil_quarter(chars: int) -> int:
     return -(-chars // CHARS_PER_TOKEN)
+
+
+def _parts_estimate(content: Content) -> tuple[int, int]:
+    """Characters of the parts kept whole, and the tokens of the images (token_estimates)."""
+    chars = tokens = 0
+    if isinstance(content, tuple):
+        for part in content:
+            if isinstance(part, ImagePart):
+                tokens += image_tokens(part.detail)
+            elif isinstance(part, OtherPart):
+                chars += opaque_chars(part.raw)
+    return chars, tokens
 
 
 class _Estimated(BaseModel):
@@ -239,17 +249,18 @@ class TextMessage(_Estimated):
 
     @cached_property
     def approx_tokens(self) -> int:
-        """chars/4 rounded up over text, tool calls and reasoning text (forge's rule)."""
-        chars = len(self.text)
+        """chars/4 rounded up over text, tool calls and reasoning (forge's rule), plus the
+        estimates of images, encrypted reasoning and parts kept whole (token_estimates)."""
+        chars, tokens = _parts_estimate(self.content)
+        chars += len(self.text)
         for call in self.tool_calls or ():
             chars += call.approx_chars
         for detail in self.reasoning_details or ():
-            text = detail.get("text")
-            if isinstance(text, str):
-                chars += len(text)
+            text, opaque = reasoning_text(detail)
+            chars += len(text) + opaque
         if self.reasoning_content:
             chars += len(self.reasoning_content)
-        return _ceil_quarter(chars)
+        return _ceil_quarter(chars) + tokens
 
 
 class ToolResult(_Estimated):
@@ -305,8 +316,10 @@ class ToolResult(_Estimated):
 
     @cached_property
     def approx_tokens(self) -> int:
-        """chars/4 rounded up over the text output; images count 0."""
-        return _ceil_quarter(len(self.text))
+        """chars/4 rounded up over the text output, plus the estimates of its images and
+        parts kept whole (token_estimates)."""
+        chars, tokens = _parts_estimate(self.content)
+        return _ceil_quarter(len(self.text) + chars) + tokens
 
 
 ContextMessage: TypeAlias = Annotated[TextMessage | ToolResult, Field(discriminator="kind")]

@@ -74,6 +74,18 @@ def _write_extra(out: JsonObject, extra: JsonObject) -> None:
         out.setdefault(key, value)
 
 
+SHOWN_CHARS = 60
+"""The most characters of a value an error message quotes (a 5 MB role stays one short line)."""
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` for an error message: one line (escapes), cut to ``limit`` characters."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}… ({len(value):,} characters)"
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
 def _type_name(value: object) -> str:
     if value is None:
         return "null"
@@ -117,6 +129,12 @@ def _parse_parts(index: int, field: str, parts: list[JsonValue]) -> tuple[Conten
                     url_extra=_unmodelled(image, ("url", "detail")),
                     extra={k: v for k, v in part.items() if k not in ("type", "image_url")},
                 )
+            )
+        elif part_type == "image_url":
+            raise InvalidMessage(
+                index,
+                f"{where}.image_url",
+                f"expected an object with a url, got {_type_name(part.get('image_url'))}",
             )
         elif isinstance(part_type, str):
             parsed.append(OtherPart.model_construct(kind="other", raw=dict(part)))
@@ -211,9 +229,42 @@ def _cost(index: int, raw: JsonValue) -> float | None:
     return cost
 
 
+def _input_output_usage(index: int, raw: JsonObject) -> Usage:
+    """Usage in Anthropic's or the Responses API's words (``input_tokens``, ``output_tokens``).
+
+    Anthropic's ``input_tokens`` leave out the cache (``cache_read_input_tokens`` and
+    ``cache_creation_input_tokens`` are added); the Responses API's include it and give
+    ``total_tokens``.
+    """
+
+    def count(value: JsonValue) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    fresh, written = count(raw.get("input_tokens")), count(raw.get("output_tokens"))
+    read = count(raw.get("cache_read_input_tokens"))
+    created = count(raw.get("cache_creation_input_tokens")) or 0
+    prompt = None if fresh is None else fresh + (read or 0) + created
+    total = count(raw.get("total_tokens"))
+    if total is None and prompt is not None and written is not None:
+        total = prompt + written
+    details = raw.get("input_tokens_details")
+    if read is None and isinstance(details, dict):
+        read = count(details.get("cached_tokens"))
+    return Usage(
+        prompt_tokens=_token(prompt),
+        completion_tokens=_token(written),
+        total_tokens=_token(total),
+        cached_tokens=_token(read),
+        cost=_cost(index, raw.get("cost")),
+        raw=dict(raw),
+    )
+
+
 def _parse_usage(index: int, raw: JsonValue) -> Usage:
     if not isinstance(raw, dict):
         raise InvalidMessage(index, "usage", f"expected an object, got {_type_name(raw)}")
+    if "prompt_tokens" not in raw and ("input_tokens" in raw or "output_tokens" in raw):
+        return _input_output_usage(index, raw)
     details = raw.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else raw.get("cached_tokens")
     return Usage(
@@ -245,7 +296,7 @@ def message_from_openai(index: int, raw: object) -> ContextMessage:
         raise InvalidMessage(
             index,
             "role",
-            f"unknown role {role!r}; expected system, developer, user, assistant or tool",
+            f"unknown role {shown(role)}; expected system, developer, user, assistant or tool",
         )
     reasoning_details = message.get("reasoning_details")
     if reasoning_details is not None and not (
@@ -305,7 +356,65 @@ def messages_from_openai(raw: object) -> list[ContextMessage]:
     """Read a whole OpenAI message list."""
     if not isinstance(raw, list):
         raise InvalidTranscript([f"expected a list of messages, got {_type_name(raw)}"])
-    return [message_from_openai(index, item) for index, item in enumerate(raw)]
+    return [_plain_message(item) or message_from_openai(i, item) for i, item in enumerate(raw)]
+
+
+_PLAIN_ROLES = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
+_PLAIN_TEXT_KEYS = frozenset({"role", "content", "tool_calls"})
+_PLAIN_TOOL_KEYS = frozenset({"role", "tool_call_id", "content"})
+_PLAIN_CALL_KEYS = frozenset({"id", "type", "function"})
+_PLAIN_FUNCTION_KEYS = frozenset({"name", "arguments"})
+
+
+def _plain_message(raw: object) -> ContextMessage | None:
+    """``message_from_openai(index, raw)`` for a message of the plain shape most messages
+    have, else None (the general reader then reads it, or says what is wrong).
+
+    Plain: a system, user or assistant message with text (or null) content and plain tool
+    calls, or a tool result with text content; no other key. Its model is built with only
+    the fields that differ from their defaults, validated: about twice as fast as the
+    general reader's ``model_construct`` of every field, and 500 bytes smaller per message
+    (plans/008-performance.md).
+    """
+    if type(raw) is not dict:
+        return None
+    role, content = raw.get("role"), raw.get("content")
+    if role == "tool":
+        call_id = raw.get("tool_call_id")
+        if raw.keys() <= _PLAIN_TOOL_KEYS and type(content) is str and type(call_id) is str:
+            return ToolResult(call_id=call_id, content=content) if call_id else None
+        return None
+    if type(role) is not str or role not in _PLAIN_ROLES or not raw.keys() <= _PLAIN_TEXT_KEYS:
+        return None
+    if "content" not in raw or not (content is None or type(content) is str):
+        return None
+    if "tool_calls" not in raw:
+        return TextMessage(role=_PLAIN_ROLES[role], content=content)
+    calls = _plain_calls(raw["tool_calls"])
+    if calls is None:
+        return None
+    return TextMessage(role=_PLAIN_ROLES[role], content=content, tool_calls=calls)
+
+
+def _plain_calls(raw: object) -> tuple[ToolCall, ...] | None:
+    """The calls of a plain ``tool_calls`` list (``id``, ``type: function``, a ``function``
+    of ``name`` and ``arguments``, nothing else), or None."""
+    if type(raw) is not list:
+        return None
+    calls: list[ToolCall] = []
+    for call in raw:
+        if type(call) is not dict or call.keys() != _PLAIN_CALL_KEYS:
+            return None
+        function, call_id = call["function"], call["id"]
+        if call["type"] != "function" or type(function) is not dict:
+            return None
+        name, arguments = function.get("name"), function.get("arguments")
+        if function.keys() != _PLAIN_FUNCTION_KEYS or type(arguments) is not str:
+            return None
+        if type(call_id) is not str or not call_id or type(name) is not str or not name:
+            return None
+        calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+    return tuple(calls)
 
 
 def _parts_to_openai(parts: tuple[ContentPart, ...]) -> list[JsonValue]:

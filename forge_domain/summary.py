@@ -66,6 +66,7 @@ from forge_domain.summary_tools import (
 from forge_domain.text_protocol import text_turns
 from forge_domain.todo import Todo, apply_todos
 from forge_domain.tool_catalog import CallClassifier, ToolCatalog
+from forge_domain.tool_outcome import merged_evidence
 
 __all__ = [
     "ContextSummary",
@@ -168,8 +169,9 @@ class ToolCallItem(BaseModel):
     def with_earlier(self, previous: ToolCallItem) -> ToolCallItem:
         """This line with ``previous`` (and every call it stands for) counted as earlier calls.
 
-        The id, tool and status stay this line's: it is the last call. The evidence is the
-        last one shown: this line's, else ``previous``'s (a failure a later pass followed).
+        The id, tool and status stay this line's: it is the last call. The evidence is this
+        line's, then the earlier ones said differently (:func:`merged_evidence`), so a
+        failure a later pass or another failure followed keeps its error.
         """
         return ToolCallItem(
             id=self.id,
@@ -177,7 +179,7 @@ class ToolCallItem(BaseModel):
             is_success=self.is_success,
             earlier=self.earlier + previous.calls,
             earlier_failures=self.earlier_failures + previous.failures,
-            evidence=self.evidence if self.evidence is not None else previous.evidence,
+            evidence=merged_evidence(self.evidence, previous.evidence),
         )
 
 
@@ -357,7 +359,7 @@ def _joined(run: list[SummaryBlock]) -> SummaryBlock:
     """One block of the items of ``run`` (blocks of one role), or its only block as it is."""
     if len(run) == 1:
         return run[0]
-    return SummaryBlock(role=run[0].role, contents=tuple(i for b in run for i in b.contents))
+    return run[0].model_copy(update={"contents": tuple(i for b in run for i in b.contents)})
 
 
 def _is_only_media(message: TextMessage) -> bool:

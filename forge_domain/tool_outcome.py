@@ -22,11 +22,15 @@ import re
 from typing import Literal, TypeAlias
 
 __all__ = [
+    "EARLIER_EVIDENCE",
     "EVIDENCE_CHARS",
+    "EVIDENCE_RUNS",
     "EVIDENCE_SEPARATOR",
     "PRUNED_MARKER",
     "Outcome",
+    "evidence_runs",
     "failure_evidence",
+    "merged_evidence",
     "output_outcome",
     "output_reports_failure",
     "pruned_output",
@@ -75,12 +79,16 @@ _FRAME = re.compile(r'^File "([^"]+)", line (\d+)(?:, in (\S+))?')
 PRUNED_MARKER = "[tool output pruned:"
 """How the placeholder of a pruned output starts (:func:`pruned_output`)."""
 _PRUNED = re.compile(
-    r"\[tool output pruned: [^`\n]*?(?: `[^`\n]*`)?"
+    r"\[tool output pruned: [^`\n]*?(?: `[^`\n]*`)?(?: \(same output as call [^)\n]*\))?"
     r"(?P<status> -> failed| -> ok)?(?:: (?P<evidence>.*)| \(error shown: (?P<shown>.*)\))?"
     r", [\d,]+ chars(?:, \d+ images?)?\]"
 )
 EVIDENCE_SEPARATOR = " | "
 """Between the parts of an evidence excerpt (the error line, where, the exit code)."""
+EARLIER_EVIDENCE = "; earlier: "
+"""Between the evidence of the last failure of a merged line and that of earlier ones."""
+EVIDENCE_RUNS = 3
+"""Most failures of one merged line whose evidence is kept (the last ones, newest first)."""
 
 
 def _exit_code(output: str) -> int | None:
@@ -188,12 +196,13 @@ def _traceback_evidence(output: str) -> list[str]:
 
 
 def _test_evidence(lines: list[str]) -> list[str] | None:
-    """The first failing test pytest names, its first assertion line, the other tests."""
+    """pytest's first assertion line (the error), the first failing test it names, the
+    other tests: the error line comes first, so a squeezed summary keeps it."""
     tests = [line for line in lines if _FAILED_TEST.match(line)]
     if not tests:
         return None
     assertion = next((line for line in lines if _ASSERTION.match(line)), None)
-    return [tests[0], *([assertion] if assertion else []), *tests[1:]]
+    return [*([assertion] if assertion else []), *tests]
 
 
 def _plain_evidence(lines: list[str]) -> list[str]:
@@ -216,8 +225,8 @@ def _joined(pieces: list[str], limit: int) -> str:
 def failure_evidence(output: str, limit: int = EVIDENCE_CHARS) -> str | None:
     """A short excerpt of ``output`` that shows why a call failed; None when it shows nothing.
 
-    The failing tests pytest names (``FAILED tests/x.py::test_y``, with the first
-    assertion line); else the exception line of a Python traceback and where it was
+    The first assertion line pytest prints and the failing tests it names (``FAILED
+    tests/x.py::test_y``); else the exception line of a Python traceback and where it was
     raised; else the first line that reads like an error and the last line; then the
     exit code when it is not zero (always kept). One line, parts separated by `` | ``,
     at most ``limit`` characters.
@@ -242,6 +251,26 @@ def failure_evidence(output: str, limit: int = EVIDENCE_CHARS) -> str | None:
         + EVIDENCE_SEPARATOR
         + exit_code
     )
+
+
+def evidence_runs(evidence: str) -> list[str]:
+    """The evidence of each failure a (merged) line keeps, newest first."""
+    return evidence.split(EARLIER_EVIDENCE)
+
+
+def merged_evidence(last: str | None, earlier: str | None) -> str | None:
+    """The evidence of a line standing for earlier calls and a ``last`` one: the last
+    evidence, then (each after ``; earlier: ``) the earlier ones not already said, newest
+    first, at most :data:`EVIDENCE_RUNS` in all. A failure a later pass followed keeps
+    its evidence; two runs that failed differently keep both errors."""
+    if last is None or earlier is None:
+        return last if last is not None else earlier
+    runs: list[str] = []
+    for run in (*evidence_runs(last), *evidence_runs(earlier)):
+        head = run.split(EVIDENCE_SEPARATOR, 1)[0]
+        if all(head != kept.split(EVIDENCE_SEPARATOR, 1)[0] for kept in runs):
+            runs.append(run)
+    return EARLIER_EVIDENCE.join(runs[:EVIDENCE_RUNS])
 
 
 def shows_traceback(output: str) -> bool:

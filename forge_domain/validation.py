@@ -6,7 +6,12 @@ message at fault, :func:`is_valid` stops at the first, :func:`ensure_valid`
 raises with them all. The ``openai`` dialect checks what OpenAI's
 chat-completions API rejects; ``anthropic`` adds what Anthropic's Messages API
 needs on top (a conversation that opens with a user turn). Tool results sit in
-the user turn right after their call by construction of the first rule.
+the user turn right after their call by construction of the first rule. The
+content-part and call-type rules are chat completions' own: the ``anthropic`` and
+``responses`` dialects (transcripts read from those formats, whose blocks and items
+are written back as read) do not check them, nor does ``shared``, which the engines
+check (a transcript's format rules are checked when it is read; compaction adds no
+parts but a summary's text).
 """
 
 from __future__ import annotations
@@ -18,25 +23,40 @@ from pydantic import BaseModel, ConfigDict
 
 from forge_domain.context import Context
 from forge_domain.errors import InvalidTranscript
-from forge_domain.messages import Role, TextMessage, ToolResult
+from forge_domain.messages import ContentPart, ImagePart, Role, TextMessage, TextPart, ToolResult
+from forge_domain.openai_format import shown
 
-Dialect = Literal["openai", "anthropic"]
-"""Which provider's rules to check."""
+Dialect = Literal["openai", "anthropic", "responses", "shared"]
+"""Which provider's rules to check; ``shared``: the rules every format has (calls and
+results, system messages, empty messages), the ones compaction could break."""
 
 _RULES: Final = {
+    "no_messages": "the conversation has no messages",
     "system_not_first": "system message after the conversation started",
     "first_turn_not_user": "the first non-system message must come from the user",
     "empty_message": "{role} message has no content",
     "no_user_turn": "the conversation has no user or assistant turn",
-    "duplicate_tool_call_id": "tool call id {call_id!r} was already used at messages[{first}]",
+    "duplicate_tool_call_id": "tool call id {call_id} was already used at messages[{first}]",
     "tool_calls_on_non_assistant": "a {role} message carries tool calls",
-    "unanswered_tool_call": "tool call {call_id!r} has no tool result before the next message",
-    "orphan_tool_result": "tool result for {call_id!r} does not answer a call of the "
+    "tool_call_type": "tool_calls[{position}].type: expected 'function', got {call_type}",
+    "content_part_type": "content[{position}].type: {part_type} is not accepted in a {role} "
+    "message (expected {allowed})",
+    "empty_text_part": "content[{position}].text: empty text part",
+    "unanswered_tool_call": "tool call {call_id} has no tool result before the next message",
+    "orphan_tool_result": "tool result for {call_id} does not answer a call of the "
     "assistant message right before it",
-    "duplicate_tool_result": "tool call {call_id!r} is answered more than once",
+    "duplicate_tool_result": "tool call {call_id} is answered more than once",
 }
 """Every rule: its name and what a violation says. Violations at one index are
-reported in this order; ``first_turn_not_user`` and ``no_user_turn`` are Anthropic's."""
+reported in this order; ``first_turn_not_user`` and ``no_user_turn`` are Anthropic's
+(OpenAI answers a request made only of system messages)."""
+_PART_TYPES: Final = {
+    "system": ("text",),
+    "user": ("text", "image_url", "input_audio", "file"),
+    "assistant": ("text", "refusal"),
+    "tool": ("text",),
+}
+"""The content part types OpenAI's chat completions accept in each role's messages."""
 _RANK: Final = {rule: rank for rank, rule in enumerate(_RULES)}
 
 
@@ -57,6 +77,8 @@ class Violation(BaseModel):
 
 
 def _violation(index: int, rule: str, **details: object) -> Violation:
+    if "call_id" in details:  # ids come from the input: quoted and cut
+        details["call_id"] = shown(details["call_id"])
     return Violation(index=index, rule=rule, message=_RULES[rule].format(**details))
 
 
@@ -69,6 +91,32 @@ def _is_empty(message: TextMessage) -> bool:
     if isinstance(content, str):
         return not content or content.isspace()  # as ``not content.strip()``, without a copy
     return len(content) == 0
+
+
+def _part_type(part: ContentPart) -> object:
+    if isinstance(part, TextPart):
+        return "text"
+    if isinstance(part, ImagePart):
+        return "image_url"
+    return part.raw.get("type")
+
+
+def _part_violations(index: int, role: str, parts: tuple[ContentPart, ...]) -> Iterator[Violation]:
+    """Parts OpenAI rejects: a type the role does not take, an empty text."""
+    allowed = _PART_TYPES[role]
+    for position, part in enumerate(parts):
+        part_type = _part_type(part)
+        if part_type not in allowed:
+            yield _violation(
+                index,
+                "content_part_type",
+                position=position,
+                part_type=shown(part_type),
+                role=role,
+                allowed=", ".join(allowed),
+            )
+        elif isinstance(part, TextPart) and not part.text:
+            yield _violation(index, "empty_text_part", position=position)
 
 
 def _scan(context: Context, dialect: Dialect) -> Iterator[Violation]:
@@ -85,9 +133,15 @@ def _scan(context: Context, dialect: Dialect) -> Iterator[Violation]:
     answered: set[str] = set()  # the last message's calls answered so far
     started = False  # a turn or a tool result has been seen
     turn_checked = dialect != "anthropic"  # whether the first turn needs no (more) check
+    parts_checked = dialect == "openai"  # chat completions' part and call types
+    if not len(context):
+        yield _violation(0, "no_messages")
+        return
     for index, message in enumerate(context):
         if isinstance(message, ToolResult):
             started = True
+            if parts_checked and not isinstance(message.content, str):
+                yield from _part_violations(index, "tool", message.content)
             call_id = message.call_id
             if call_id in pending:
                 del pending[call_id]
@@ -110,11 +164,17 @@ def _scan(context: Context, dialect: Dialect) -> Iterator[Violation]:
                 if role != Role.USER:
                     yield _violation(index, "first_turn_not_user")
             started = True
+        if parts_checked and message.content is not None and not isinstance(message.content, str):
+            yield from _part_violations(index, role.value, message.content)
         calls = message.tool_calls
         if calls is not None and role != Role.ASSISTANT:
             yield _violation(index, "tool_calls_on_non_assistant", role=role.value)
         if calls:
-            for call in calls:
+            for position, call in enumerate(calls):
+                if parts_checked and call.call_type not in (None, "function"):
+                    yield _violation(
+                        index, "tool_call_type", position=position, call_type=shown(call.call_type)
+                    )
                 call_id = call.id
                 first = first_use.setdefault(call_id, index)
                 if first != index or call_id in pending:

@@ -17,8 +17,8 @@ from typing import Annotated
 
 import typer
 
-from forge_app.cli import batch, compact, demo, eval, replay, run, validate
-from forge_app.cli.console import fail
+from forge_app.cli import batch, compact, demo, eval, history, replay, run, validate
+from forge_app.cli.console import PARSER_ERROR, fail, parser_error_line
 from forge_app.errors import BAD_INPUT, ForgeAppError
 from forge_app.runtime._logging import configure_logging
 from forge_domain import ForgeDomainError
@@ -72,6 +72,7 @@ app.command("batch")(batch.batch_command)
 app.command("run")(run.run_command)
 app.command("demo")(demo.demo_command)
 app.command("eval")(eval.eval_command)
+app.add_typer(history.app, name="history")
 
 DEBUG_FLAG = "--debug"
 
@@ -90,9 +91,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Run the command line (``argv`` defaults to ``sys.argv[1:]``) and exit."""
     args, debug = _split_debug(sys.argv[1:] if argv is None else argv)
     try:
-        app(args=args, prog_name="forge-compact")
+        status = app(args=args, prog_name="forge-compact", standalone_mode=False)
     except (ForgeAppError, ForgeDomainError) as exc:
         if debug:
             raise
         fail(str(exc))
         sys.exit(exc.exit_code if isinstance(exc, ForgeAppError) else BAD_INPUT)
+    except PARSER_ERROR as exc:  # a bad command line: one line, as every bad input
+        line, code = parser_error_line(exc)
+        if code == BAD_INPUT:
+            fail(line)
+        else:
+            typer.echo(line, err=True)
+        sys.exit(code)
+    except typer.Abort:
+        fail("aborted")
+        sys.exit(1)
+    sys.exit(status if isinstance(status, int) else 0)

@@ -17,7 +17,15 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from forge_app.cli.compacting import CompactionMetrics, compact_transcript
 from forge_app.cli.console import err, fail
-from forge_app.cli.options import AgentId, AgentPath, Force, compaction_mode, resolve_agent
+from forge_app.cli.options import (
+    AgentId,
+    AgentPath,
+    Force,
+    FormatName,
+    compaction_mode,
+    resolve_agent,
+    transcript_format,
+)
 from forge_app.cli.report import batch_table
 from forge_app.errors import (
     CompactionFailed,
@@ -25,21 +33,28 @@ from forge_app.errors import (
     TranscriptError,
     TranscriptNotFound,
 )
+from forge_app.files._atomic import check_outputs, ensure_not_an_input
 from forge_app.files._transcripts import read_transcript, write_transcript
 from forge_domain import Agent, CompactionMode
+from forge_domain.formats import Format
 
 METRICS_FILE = "metrics.jsonl"
 """Name of the per-file metrics written into the output directory."""
 
 
 def find_transcripts(source: str) -> list[Path]:
-    """The ``*.json``/``*.jsonl`` files of a directory, or the files a glob matches, sorted."""
+    """The ``*.json``/``*.jsonl`` files of a directory, or the files a glob matches, sorted.
+
+    Names that resolve to the same file (a symlink beside its target) count once: the
+    first in sorted order.
+    """
     root = Path(source)
     if root.is_dir():
         found = [p for p in root.iterdir() if p.suffix in (".json", ".jsonl") and p.is_file()]
     else:
         found = [Path(p) for p in glob.glob(source, recursive=True) if Path(p).is_file()]
-    return sorted(found)
+    unique = {path.resolve(): path for path in sorted(found, reverse=True)}
+    return sorted(unique.values())  # a symlink and its target are one input
 
 
 def output_paths(files: list[Path], outdir: Path) -> list[Path]:
@@ -57,25 +72,64 @@ _Done = tuple[int, CompactionMetrics | None, str | None]
 """One file's outcome: its position, its metrics, or the error that stopped it."""
 
 
-def compact_file(index: int, path: Path, target: Path, agent: Agent, mode: CompactionMode) -> _Done:
+def compact_file(
+    index: int,
+    path: Path,
+    target: Path,
+    agent: Agent,
+    mode: CompactionMode,
+    fmt: Format | None = None,
+) -> _Done:
     """Read, compact and write one file; a bad file is reported, never raised.
 
     Module-level so a worker process can run it (arguments and result are picklable).
     """
-    if target.resolve() == path.resolve():
-        return index, None, f"{path}: the output would overwrite the input"
     try:
         compacted, metrics = compact_transcript(
-            read_transcript(path), agent, source=str(path), mode=mode
+            read_transcript(path, fmt), agent, source=str(path), mode=mode
         )
-        target.parent.mkdir(parents=True, exist_ok=True)
         write_transcript(target, compacted)
     except (TranscriptError, CompactionFailed, OutputNotWritten) as exc:
         return index, None, str(exc)
     return index, metrics.model_copy(update={"output": str(target)}), None
 
 
-def _run(jobs: int, work: list[tuple[int, Path, Path, Agent, CompactionMode]]) -> Iterator[_Done]:
+def prepare_outputs(
+    files: list[Path], targets: list[Path], outdir: Path, agent: Path | None
+) -> None:
+    """Check every output against every input, then create the output directories.
+
+    Runs before any file is compacted, so a bad ``-o`` writes nothing: no output may be
+    an input (nor the agent file), and every directory must be creatable.
+
+    Raises:
+        OutputIsInput: an output (or ``metrics.jsonl``) is one of the inputs.
+        OutputNotWritten: ``outdir`` or a sub-directory cannot be created or written.
+    """
+    outputs = [outdir / METRICS_FILE, *targets]
+    ensure_not_an_input(outputs, inputs=[*files, agent])
+    written = {os.path.realpath(outputs[0]): "the per-file metrics"}
+    for path, target in zip(files, targets, strict=True):
+        first = written.setdefault(os.path.realpath(target), str(path))
+        if first != str(path):
+            raise OutputNotWritten(target, f"both {first} and {path} would be written here")
+    for directory in sorted({target.parent for target in outputs}):
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except FileExistsError as exc:
+            raise OutputNotWritten(directory, "it exists and is not a directory") from exc
+        except NotADirectoryError as exc:
+            raise OutputNotWritten(directory, "a parent of it is not a directory") from exc
+        except OSError as exc:
+            raise OutputNotWritten(directory, exc.strerror or str(exc)) from exc
+    check_outputs(outputs, inputs=[*files, agent])
+
+
+_Work = tuple[int, Path, Path, Agent, CompactionMode, Format | None]
+"""One file's job: the arguments of :func:`compact_file`."""
+
+
+def _run(jobs: int, work: list[_Work]) -> Iterator[_Done]:
     """Each file's outcome as it completes: in this process for one job, else in a pool.
 
     Workers start from a fork server (a clean process, not a fork of this one and its
@@ -123,6 +177,7 @@ def batch_command(
             show_default=False,
         ),
     ] = None,
+    fmt: FormatName = None,
 ) -> None:
     """Compact many transcripts; exit 1 if any file failed (the others are still written).
 
@@ -133,14 +188,12 @@ def batch_command(
     files = find_transcripts(source)
     if not files:
         raise TranscriptNotFound(source, "no .json or .jsonl files match")
-    if outdir.exists() and not outdir.is_dir():
-        raise OutputNotWritten(outdir, "it exists and is not a directory")
-    outdir.mkdir(parents=True, exist_ok=True)
     workers = jobs or os.cpu_count() or 1
     mode = compaction_mode(force)
     targets = output_paths(files, outdir)
+    prepare_outputs(files, targets, outdir, agent)
     work = [
-        (i, path, target, chosen, mode)
+        (i, path, target, chosen, mode, transcript_format(fmt))
         for i, (path, target) in enumerate(zip(files, targets, strict=True))
     ]
     done: dict[int, tuple[CompactionMetrics | None, str | None]] = {}

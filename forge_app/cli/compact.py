@@ -9,15 +9,20 @@ import typer
 
 from forge_app.cli.compacting import compact_transcript
 from forge_app.cli.console import err
+from forge_app.cli.history import stored_conversation
 from forge_app.cli.options import (
     AgentId,
     AgentPath,
     Force,
+    FormatName,
     Session,
+    StoreOption,
     compaction_mode,
     resolve_agent,
+    transcript_format,
 )
 from forge_app.cli.report import metrics_table
+from forge_app.files._atomic import check_outputs
 from forge_app.files._transcripts import STDIO, read_transcript, write_text_atomic, write_transcript
 
 
@@ -36,16 +41,21 @@ def compact_command(
         Path | None,
         typer.Option("--json-metrics", help="Also write the metrics as a JSON object here."),
     ] = None,
+    fmt: FormatName = None,
+    store: StoreOption = None,
 ) -> None:
     """Compact a transcript with an agent's `compact:` settings.
 
     Writes the compacted transcript to -o (default stdout) and a metrics table to stderr.
+    No output may be the input (or the agent file): that is refused before anything runs.
     """
+    check_outputs([output, json_metrics], inputs=[session, agent])
     chosen = resolve_agent(agent, agent_id)
-    transcript = read_transcript(session)
-    compacted, metrics = compact_transcript(
-        transcript, chosen, source=session, mode=compaction_mode(force)
-    )
+    transcript = read_transcript(session, transcript_format(fmt))
+    with stored_conversation(store, session, chosen) as recorder:
+        compacted, metrics = compact_transcript(
+            transcript, chosen, source=session, mode=compaction_mode(force), recorder=recorder
+        )
     write_transcript(output, compacted)
     if output != STDIO:
         metrics = metrics.model_copy(update={"output": output})

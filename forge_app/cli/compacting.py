@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from forge_app.compaction import close_engine, resolve_engine
 from forge_app.errors import NotATranscript
 from forge_app.files._transcripts import Transcript
+from forge_app.store import ArchivingEngine, ConversationRecorder
 from forge_domain import (
     Agent,
     BudgetStatus,
@@ -27,7 +28,7 @@ from forge_domain import (
     ContextEngine,
     compaction_outcome,
 )
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_format_violations
 
 Trigger = Literal["threshold", "forced", "none"]
 """Why a compaction ran: a configured trigger fired, ``--force`` (which takes precedence), or
@@ -72,8 +73,8 @@ class CompactionMetrics(BaseModel):
 
 
 def ensure_provider_valid(transcript: Transcript, source: str | Path) -> None:
-    """Raise :class:`NotATranscript` naming the first invalid message, if any."""
-    violations = find_violations(transcript.context)
+    """Raise :class:`NotATranscript` naming the first message its format's rules reject."""
+    violations = find_format_violations(transcript.context, transcript.format)
     if violations:
         first = violations[0]
         more = f" (and {len(violations) - 1} more; see `forge-compact validate`)"
@@ -96,7 +97,12 @@ async def _compress(
 
 
 def compact_transcript(
-    transcript: Transcript, agent: Agent, *, source: str, mode: CompactionMode = "automatic"
+    transcript: Transcript,
+    agent: Agent,
+    *,
+    source: str,
+    mode: CompactionMode = "automatic",
+    recorder: ConversationRecorder | None = None,
 ) -> tuple[Transcript, CompactionMetrics]:
     """Compact ``transcript`` with the engine ``agent`` names, as a live run would.
 
@@ -112,10 +118,17 @@ def compact_transcript(
         EngineUnavailable: the engine cannot be built for the agent.
         CompactionFailed: the compaction could not complete (nothing is written).
         ModelCallFailed: a summarising model refused the call (the ``llm`` engine).
+        StoreError: ``recorder``'s store could not write (nothing is written).
+
+    With a ``recorder`` (``--store``) the transcript is stored as a conversation and the
+    compaction archived; the output names the refs of what was replaced.
     """
     ensure_provider_valid(transcript, source)
     context = transcript.context
-    engine = resolve_engine(agent)
+    engine: ContextEngine = resolve_engine(agent)
+    if recorder is not None:
+        recorder.sync(context)
+        engine = ArchivingEngine(engine, recorder)
     started = time.perf_counter()
     outcome = anyio.run(_compress, engine, context, mode)
     trigger: Trigger = "threshold" if mode == "automatic" else "forced"

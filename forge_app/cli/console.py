@@ -6,6 +6,8 @@ given, violation lines of ``validate``), so it can be piped.
 
 from __future__ import annotations
 
+from typing import Protocol, cast
+
 import typer
 from rich.console import Console
 
@@ -15,6 +17,66 @@ out = Console(highlight=False, soft_wrap=True)
 """Machine-readable output."""
 
 
+MAX_ERROR_CHARS = 600
+"""The longest error line printed (a longer message is cut, saying how much was left out)."""
+
+
+def one_line(message: str, limit: int = MAX_ERROR_CHARS) -> str:
+    """``message`` on one line of at most ``limit`` characters, printable on any terminal.
+
+    Line breaks (all of those ``str.splitlines`` knows) become spaces, other control
+    characters and lone surrogates are escaped, and the middle of a long message is cut
+    so that both its start (what failed) and its end (why) stay readable.
+    """
+    total = len(message)
+    if total <= limit:
+        flat = _printable(message)
+    else:
+        keep = max(0, limit - len(f" […{total:,} characters cut…] "))
+        head, tail = keep * 2 // 3, keep - keep * 2 // 3
+        note = f" […{total - keep:,} characters cut…] "
+        flat = _printable(message[:head]) + note + _printable(message[total - tail :])
+    return flat if len(flat) <= limit else flat[:limit]
+
+
+def _printable(text: str) -> str:
+    flat = " ".join(text.splitlines())
+    if not flat.isprintable():
+        flat = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in flat)
+    return flat.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 def fail(message: str) -> None:
-    """Print one ``forge-compact: error: ...`` line on standard error."""
-    typer.echo(f"forge-compact: error: {message}", err=True)
+    """Print one ``forge-compact: error: ...`` line (bounded, see :func:`one_line`) on stderr."""
+    typer.echo(f"forge-compact: error: {one_line(message)}", err=True)
+
+
+class _ClickError(Protocol):
+    """What the command-line parser's errors offer (click's ``ClickException``)."""
+
+    exit_code: int
+
+    def format_message(self) -> str: ...
+
+
+def _parser_class(name: str) -> type[Exception]:
+    """A class of the click that typer runs on (recent typer vendors it as ``typer._click``)."""
+    return next(c for c in typer.BadParameter.__mro__ if c.__name__ == name)
+
+
+PARSER_ERROR = _parser_class("ClickException")
+"""Raised by the parser for a bad command line (an unknown option, a missing argument …)."""
+
+
+def parser_error_line(error: Exception) -> tuple[str, int]:
+    """The one line and the exit status for a parser error (``-h`` is named as the help).
+
+    Calling a group with no arguments shows its help instead (several lines).
+    """
+    click_error = cast(_ClickError, error)
+    context = getattr(error, "ctx", None)
+    command = getattr(context, "command_path", "")
+    if type(error).__name__ == "NoArgsIsHelpError" and context is not None:
+        return str(context.get_help()), click_error.exit_code
+    hint = f" (see {command} -h)" if command else ""
+    return f"{click_error.format_message()}{hint}", click_error.exit_code

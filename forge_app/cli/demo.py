@@ -15,7 +15,9 @@ from forge_app.cli.console import err
 from forge_app.cli.replay import replay_summary, replay_turns, timeline_chart, timeline_table
 from forge_app.cli.report import metrics_table
 from forge_app.compaction._compactor import is_summary_message
+from forge_app.errors import OutputNotWritten
 from forge_app.files._agents import parse_agents
+from forge_app.files._atomic import check_outputs
 from forge_app.files._transcripts import (
     Transcript,
     parse_transcript,
@@ -28,6 +30,31 @@ DEMO_DIR = "demo"
 SESSION = "session.json"
 AGENT = "agent.yaml"
 PREVIEW_LINES = 14
+OUTPUTS = ("compacted.json", "replayed.json", "timeline.svg")
+"""What ``-o DIR`` writes into the directory."""
+
+
+def bundled_files() -> list[Path]:
+    """The demo's inputs, when installed as plain files (never to be written over)."""
+    folder = importlib.resources.files("forge_app").joinpath(DEMO_DIR)
+    files = [folder.joinpath(SESSION), folder.joinpath(AGENT)]
+    return [file for file in files if isinstance(file, Path)]
+
+
+def prepare_output_dir(output_dir: Path) -> list[Path]:
+    """Create ``output_dir`` and check the files the demo writes there; return them.
+
+    Raises:
+        OutputNotWritten: the directory cannot be created, or an output cannot be written.
+        OutputIsInput: an output would replace a bundled input.
+    """
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputNotWritten(output_dir, exc.strerror or str(exc)) from exc
+    outputs = [output_dir / name for name in OUTPUTS]
+    check_outputs(outputs, inputs=bundled_files())
+    return outputs
 
 
 def demo_inputs() -> tuple[Transcript, Agent]:
@@ -62,6 +89,7 @@ def demo_command(
     ] = None,
 ) -> None:
     """Compact and replay a bundled real session (SWE-agent, 28 messages) — offline, no API key."""
+    outputs = prepare_output_dir(output_dir) if output_dir is not None else None
     transcript, agent = demo_inputs()
     compact = agent.compact
     err.print(Rule("forge-compact demo", align="left"))
@@ -83,13 +111,10 @@ def demo_command(
     threshold = agent.compaction_threshold()
     err.print(timeline_table(turns, threshold, "context size per turn"))
     err.print(replay_summary(turns))
-    if output_dir is not None:
-        output_dir.mkdir(parents=True, exist_ok=True)
-        write_transcript(output_dir / "compacted.json", compacted)
-        write_transcript(
-            output_dir / "replayed.json", transcript.with_context(replayed.conversation.context)
-        )
-        chart = output_dir / "timeline.svg"
+    if outputs is not None:
+        compacted_path, replayed_path, chart = outputs
+        write_transcript(compacted_path, compacted)
+        write_transcript(replayed_path, transcript.with_context(replayed.conversation.context))
         title = f"demo session · agent {agent.id} · context size per turn"
         write_bytes_atomic(chart, timeline_chart(chart, turns, threshold, title))
         err.print(f"wrote {output_dir}/compacted.json, replayed.json and timeline.svg")

@@ -9,10 +9,18 @@ import anyio
 import typer
 
 from forge_app.cli.console import out
-from forge_app.cli.options import AgentId, AgentPath, resolve_agent
+from forge_app.cli.options import (
+    AgentId,
+    AgentPath,
+    FormatName,
+    resolve_agent,
+    transcript_format,
+)
 from forge_app.evaluation import SessionEval, evaluate
+from forge_app.files._atomic import check_outputs
 from forge_app.files._transcripts import read_transcript, write_text_atomic
 from forge_domain import Agent
+from forge_domain.formats import Format
 
 DEFAULT_WINDOWS = "8000,16000,32000"
 KINDS = ("task", "asks", "modified_paths", "failures", "last_error")
@@ -96,11 +104,15 @@ def markdown_table(rows: list[SessionEval]) -> str:
 
 
 async def _evaluate_all(
-    sessions: list[Path], agent: Agent, windows: list[int], discount: float
+    sessions: list[Path],
+    agent: Agent,
+    windows: list[int],
+    discount: float,
+    fmt: Format | None = None,
 ) -> list[SessionEval]:
     rows = []
     for path in sessions:
-        transcript = read_transcript(str(path))
+        transcript = read_transcript(str(path), fmt)
         for window in windows:
             rows.append(
                 await evaluate(
@@ -123,19 +135,25 @@ def eval_command(
     ] = DEFAULT_WINDOWS,
     cache_discount: Annotated[
         float,
-        typer.Option("--cache-discount", help="Price of a cached prompt token (0.1 = 10%)."),
+        typer.Option(
+            "--cache-discount", min=0.0, max=1.0, help="Price of a cached prompt token (0.1 = 10%)."
+        ),
     ] = 0.1,
     json_path: Annotated[
         Path | None, typer.Option("--json", help="Write one JSON object per row here (JSONL).")
     ] = None,
+    fmt: FormatName = None,
 ) -> None:
     """Replay sessions turn by turn at each window; print validity, size, facts kept, cost."""
+    check_outputs([json_path], inputs=[*sessions, agent])
     chosen = resolve_agent(agent, agent_id)
     try:
         sizes = [int(w) for w in windows.split(",") if w.strip()]
     except ValueError as exc:
         raise typer.BadParameter(f"--windows: {windows!r} is not a list of integers") from exc
-    rows = anyio.run(_evaluate_all, sessions, chosen, sizes, cache_discount)
+    if not sizes or min(sizes) <= 0:
+        raise typer.BadParameter(f"--windows: {windows!r} is not a list of positive integers")
+    rows = anyio.run(_evaluate_all, sessions, chosen, sizes, cache_discount, transcript_format(fmt))
     out.print(markdown_table(rows), markup=False, soft_wrap=True)
     if json_path is not None:
         write_text_atomic(json_path, "".join(r.model_dump_json() + "\n" for r in rows))

@@ -11,6 +11,7 @@ import typer
 from forge_app.errors import InvalidAgentFile
 from forge_app.files._agents import DeprecatedAgentSyntax, default_agent, load_agent
 from forge_domain import Agent, CompactionMode
+from forge_domain.formats import Format
 
 AgentPath = Annotated[
     Path | None,
@@ -36,10 +37,35 @@ Session = Annotated[
     str,
     typer.Argument(
         metavar="SESSION",
-        help='OpenAI-format transcript: a JSON list, {"messages": [...]}, or JSONL; - = stdin.',
+        help="Transcript (OpenAI chat, Anthropic Messages or OpenAI Responses; the format is "
+        'detected): a JSON list, {"messages": [...]}, {"input": [...]}, or JSONL; - = stdin.',
         show_default=False,
     ),
 ]
+FormatName = Annotated[
+    Format | None,
+    typer.Option(
+        "--format",
+        help="Read (and write back) transcripts in this format instead of detecting it per file.",
+        show_default=False,
+    ),
+]
+
+
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help="Session store (sqlite:///PATH, a bare path, or postgresql://...): keep the original "
+        "of everything compacted, with refs named in the output. See `forge-compact history`.",
+        show_default=False,
+    ),
+]
+
+
+def transcript_format(name: Format | None) -> Format | None:
+    """The format ``--format`` names; None: detect each file's."""
+    return name
 
 
 def compaction_mode(force: bool) -> CompactionMode:

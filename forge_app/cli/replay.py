@@ -14,7 +14,17 @@ from forge_app.cli._chart import chart_format, render_chart
 from forge_app.cli._chart_axes import Sample
 from forge_app.cli.compacting import ensure_provider_valid
 from forge_app.cli.console import err
-from forge_app.cli.options import AgentId, AgentPath, Session, resolve_agent
+from forge_app.cli.history import opened_store
+from forge_app.cli.options import (
+    AgentId,
+    AgentPath,
+    FormatName,
+    Session,
+    StoreOption,
+    resolve_agent,
+    transcript_format,
+)
+from forge_app.files._atomic import check_outputs
 from forge_app.files._transcripts import (
     Transcript,
     read_transcript,
@@ -24,14 +34,17 @@ from forge_app.files._transcripts import (
 )
 from forge_app.runtime._dispatch import discover_plugins
 from forge_app.runtime._replay import Replay, ReplayTurn
+from forge_app.store import SessionStore
 from forge_domain import Agent, CompactionResult, TokenCount
 
 BAR_WIDTH = 20
 
 
-async def replay_turns(transcript: Transcript, agent: Agent) -> tuple[list[ReplayTurn], Replay]:
+async def replay_turns(
+    transcript: Transcript, agent: Agent, store: SessionStore | None = None
+) -> tuple[list[ReplayTurn], Replay]:
     """Replay ``transcript`` under ``agent`` (entry-point plugins observe it too)."""
-    session = Replay(transcript.context, agent, plugins=discover_plugins())
+    session = Replay(transcript.context, agent, plugins=discover_plugins(), store=store)
     turns = [turn async for turn in session.turns()]
     return turns, session
 
@@ -145,6 +158,8 @@ def replay_command(
         Path | None,
         typer.Option("--json-metrics", help="Write one JSON object per turn (JSONL) here."),
     ] = None,
+    fmt: FormatName = None,
+    store: StoreOption = None,
 ) -> None:
     """Replay a transcript as if each assistant message were a provider response.
 
@@ -153,10 +168,14 @@ def replay_command(
     """
     if chart is not None:
         chart_format(chart)
+    check_outputs([output, json_metrics, chart], inputs=[session, agent])
     chosen = resolve_agent(agent, agent_id)
-    transcript = read_transcript(session)
+    transcript = read_transcript(session, transcript_format(fmt))
     ensure_provider_valid(transcript, session)
-    turns, replayed = anyio.run(replay_turns, transcript, chosen)
+    with opened_store(store) as session_store:
+        turns, replayed = anyio.run(replay_turns, transcript, chosen, session_store)
+        if session_store is not None:
+            err.print(f"stored as conversation {replayed.conversation.id} in {session_store.url}")
     threshold = chosen.compaction_threshold()
     title = f"replay of {session} with agent {chosen.id}"
     err.print(timeline_table(turns, threshold, title))

@@ -11,14 +11,16 @@ import anyio
 import typer
 
 from forge_app.cli.console import err, fail, out
-from forge_app.cli.options import AgentId, resolve_agent
+from forge_app.cli.history import opened_store
+from forge_app.cli.options import AgentId, StoreOption, resolve_agent
 from forge_app.errors import EndpointNotConfigured
+from forge_app.files._atomic import check_outputs
 from forge_app.files._transcripts import Transcript, write_transcript
 from forge_app.runtime._conversation import Conversation
 from forge_app.runtime._dispatch import discover_plugins
 from forge_app.runtime._hookspecs import hookimpl
 from forge_app.runtime._model import OpenAIChatModel
-from forge_app.runtime._orchestrator import Orchestrator
+from forge_app.runtime._orchestrator import Orchestrator, RetryPolicy
 from forge_domain import Agent, Role
 
 API_KEY_ENV = "OPENAI_API_KEY"
@@ -86,6 +88,16 @@ def run_command(
         Path | None,
         typer.Option("--output", "-o", help="Write the final (compacted) transcript here."),
     ] = None,
+    deadline: Annotated[
+        float,
+        typer.Option(
+            "--turn-deadline",
+            min=0.001,
+            help="Seconds each turn's model call may take in total, retries included; "
+            "then the run stops (exit 1).",
+        ),
+    ] = RetryPolicy().deadline,
+    store: StoreOption = None,
 ) -> None:
     """Run the agent loop on TASK against an OpenAI-compatible endpoint.
 
@@ -93,13 +105,23 @@ def run_command(
     or from OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL. The answer goes to stdout.
     Exits 1 when a compaction could not complete (the answer and transcript are still written).
     """
+    check_outputs([output], inputs=[agent_file])
     agent = resolve_agent(agent_file, agent_id)
     check_endpoint(agent, os.environ)
-    orchestrator = Orchestrator(agent, OpenAIChatModel.for_agent(agent), plugins=discover_plugins())
-    conversation = orchestrator.open(task)
-    failures = CompactionFailures()
-    conversation.hooks.register(failures, CompactionFailures.name)
-    anyio.run(orchestrator.run, conversation)
+    with opened_store(store) as session_store:
+        orchestrator = Orchestrator(
+            agent,
+            OpenAIChatModel.for_agent(agent),
+            plugins=discover_plugins(),
+            retry=RetryPolicy(deadline=deadline),
+            store=session_store,
+        )
+        conversation = orchestrator.open(task)
+        failures = CompactionFailures()
+        conversation.hooks.register(failures, CompactionFailures.name)
+        anyio.run(orchestrator.run, conversation)
+        if session_store is not None:
+            err.print(f"stored as conversation {conversation.id} in {session_store.url}")
     out.print(final_answer(conversation), markup=False, highlight=False)
     context = conversation.context
     err.print(

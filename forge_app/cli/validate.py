@@ -1,4 +1,4 @@
-"""``forge-compact validate``: report provider-validity violations."""
+"""``forge-compact validate``: report the violations of the transcript format's rules."""
 
 from __future__ import annotations
 
@@ -7,28 +7,58 @@ from typing import Annotated
 import typer
 
 from forge_app.cli.console import err, out
-from forge_app.cli.options import Session
+from forge_app.cli.options import FormatName, Session, transcript_format
+from forge_app.files._tokenizer import TokenizerChoice, load_tokenizer
 from forge_app.files._transcripts import read_transcript
-from forge_domain.validation import Dialect, find_violations
+from forge_domain.formats import find_format_violations
+from forge_domain.token_count import context_tokens
+from forge_domain.validation import find_violations
 
 
 def validate_command(
     session: Session,
     anthropic: Annotated[
         bool,
-        typer.Option("--anthropic", help="Also check Anthropic's rules (a user turn first, ...)."),
+        typer.Option(
+            "--anthropic",
+            help="Check Anthropic's rules (a user turn first, ...) whatever the file's format.",
+        ),
     ] = False,
+    fmt: FormatName = None,
+    tokenizer: Annotated[
+        TokenizerChoice,
+        typer.Option(
+            "--tokenizer",
+            help="How to count tokens: tiktoken for OpenAI models when it loads offline "
+            "(auto), always tiktoken, or chars/4. Provider usage in the file anchors the count.",
+        ),
+    ] = "auto",
 ) -> None:
-    """Report messages a provider would reject, with their indices; exit 1 if any."""
-    transcript = read_transcript(session)
-    dialect: Dialect = "anthropic" if anthropic else "openai"
-    violations = find_violations(transcript.context, dialect)
+    """Report messages the format's provider would reject, with their indices; exit 1 if any.
+
+    The format is detected (or given with --format) and its rules are checked; the size
+    line counts every part: text, tool calls and results, reasoning, images.
+    """
+    transcript = read_transcript(session, transcript_format(fmt))
+    context = transcript.context
+    form = transcript.format
+    violations = find_format_violations(context, form)
+    label: str = form
+    if anthropic and form != "anthropic":
+        label = f"{form} format, anthropic rules"
+        seen = {(v.index, v.rule) for v in violations}
+        extra = [v for v in find_violations(context, "anthropic") if (v.index, v.rule) not in seen]
+        violations = sorted([*violations, *extra], key=lambda v: v.index)
     for violation in violations:
         out.print(f"{session}: {violation} [{violation.rule}]", markup=False)
-    count = len(transcript.context)
+    count = len(context)
     if violations:
         err.print(
-            f"[red]invalid[/red] ({dialect}): {len(violations)} violation(s) in {count} messages"
+            f"[red]invalid[/red] ({label}): {len(violations)} violation(s) in {count} messages"
         )
         raise typer.Exit(1)
-    err.print(f"[green]valid[/green] ({dialect}): {count} messages")
+    model = transcript.envelope.get("model")
+    counter = load_tokenizer(tokenizer, model=model if isinstance(model, str) else None, fmt=form)
+    size = context_tokens(context, counter.count)
+    basis = f"provider usage + {counter.name}" if size.is_actual() else counter.name
+    err.print(f"[green]valid[/green] ({label}): {count} messages, {size.value:,} tokens ({basis})")

@@ -85,7 +85,7 @@ def ensure_valid_output(compacted: Context) -> None:
     (:func:`find_violations`, one pass, well under a millisecond per 2,000 messages),
     so no argument about what a splice can or cannot break is needed.
     """
-    violations = find_violations(compacted)
+    violations = find_violations(compacted, "shared")  # the format's own rules: on reading
     if violations:
         raise CompactionFailed("validate", "; ".join(str(v) for v in violations))
 
@@ -133,7 +133,7 @@ class Compactor:
             InvalidTranscript: the input breaks provider rules (nothing is changed).
             CompactionFailed: a step failed; the input is untouched.
         """
-        ensure_valid(context)
+        ensure_valid(context, "shared")
         chosen = strategy if strategy is not None else self.automatic_strategy()
         try:
             return self._compact_valid(context, chosen)
@@ -160,6 +160,8 @@ class Compactor:
                 continue
             if isinstance(message, TextMessage) and message.summary_data is not None:
                 earlier.append(message)
+                if message.tool_calls:  # an llm summary merged ahead of a turn: keep its calls
+                    fresh.append(message.model_copy(update={"content": None, "summary_data": None}))
             else:
                 fresh.append(message)
         blocks = [

@@ -11,7 +11,9 @@ the evidence of a failure) and how big the output was::
 How it went is the catalog's reading (:meth:`ToolCatalog.outcome`): ``ok`` only when
 the output shows success, nothing when it shows neither success nor failure.
 
-An output identical to an earlier one becomes a pointer to that earlier call.
+An output identical to an earlier one becomes a pointer to that earlier call, still
+saying how this call went (``[tool output pruned: bash `pytest` (same output as call
+c1) -> failed: E   assert 1 == 2, 812 chars]``).
 Every tool result message stays where it was (only its content changes), so
 call/result pairs remain valid; user messages and the protected tail are never
 touched.
@@ -127,12 +129,22 @@ def placeholder(
     return pruned_output(describe_call(call, result), outcome, shown, _size(result))
 
 
-def duplicate_pointer(call: ToolCall | None, result: ToolResult, earlier_id: str) -> str:
-    """The placeholder for a result identical to the output of call ``earlier_id``."""
-    return (
-        f"{PRUNED_MARKER} {describe_call(call, result)} -> same output as call "
-        f"{earlier_id}, {_size(result)}]"
-    )
+def duplicate_pointer(
+    call: ToolCall | None,
+    result: ToolResult,
+    earlier_id: str,
+    catalog: ToolCatalog | None = None,
+) -> str:
+    """The placeholder for a result identical to the output of call ``earlier_id``: the
+    pointer, and how this call went (with its evidence) as :func:`placeholder` says it,
+    since the earlier output may be pruned or summarised away."""
+    catalog = catalog if catalog is not None else ToolCatalog.default()
+    output = result.text
+    outcome = catalog.outcome(result, output)
+    evidence = catalog.evidence(result, output, outcome)
+    shown = None if evidence is None else _one_line(evidence, _EVIDENCE_CHARS)
+    described = f"{describe_call(call, result)} (same output as call {earlier_id})"
+    return pruned_output(described, outcome, shown, _size(result))
 
 
 def _is_prunable(result: ToolResult) -> bool:
@@ -169,7 +181,7 @@ def prune_tool_outputs(
             continue
         call = calls.get(message.call_id)
         if earlier is not None and earlier != message.call_id:
-            text = duplicate_pointer(call, message, earlier)
+            text = duplicate_pointer(call, message, earlier, catalog)
         else:
             text = placeholder(call, message, catalog)
         if len(text) >= len(message.text) and isinstance(message.content, str):

@@ -211,7 +211,7 @@ class TieredEngine(BaseContextEngine):
             min_messages=self.compact.retention_window,
             token_budget=int(self.threshold * self._tail_ratio),
         )
-        return prune_tool_outputs(context, protect)
+        return prune_tool_outputs(context, protect, self._catalog)
 
     def _outcome(
         self,

@@ -24,7 +24,7 @@ from forge_app.evaluation._cost import prompt_cost
 from forge_app.evaluation._facts import extract_facts
 from forge_app.evaluation._retention import retention
 from forge_app.runtime import Replay, hookimpl
-from forge_domain import Agent, CompactionResult, Context, ContextMessage, Role
+from forge_domain import Agent, CompactionResult, Context, ContextMessage, Role, TextMessage
 from forge_domain.validation import find_violations
 
 __all__ = ["SessionEval", "evaluate"]
@@ -78,12 +78,20 @@ class _Watch:
         self.ineffective += 1
 
 
+def _is_summary(message: ContextMessage) -> bool:
+    """A frame summary, or a message carrying a summary's frame (the ``llm`` engine's
+    summary can be an assistant turn, or merged ahead of one, to keep turns alternating)."""
+    return is_summary_message(message) or (
+        isinstance(message, TextMessage) and message.summary_data is not None
+    )
+
+
 def _largest_summary(contexts: Sequence[Context]) -> int:
     seen: set[int] = set()
     largest = 0
     for context in contexts:
         for message in context:
-            if id(message) not in seen and is_summary_message(message):
+            if id(message) not in seen and _is_summary(message):
                 seen.add(id(message))
                 largest = max(largest, message.approx_tokens)
     return largest

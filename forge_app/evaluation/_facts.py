@@ -11,17 +11,20 @@ Facts:
   such as SWE-agent put a demonstration before it);
 - **asks**: every distinct later user message written by a person, that is,
   not an observation of a text-protocol agent (``<returncode>``, ``[File: …]``,
-  ``OBSERVATION:`` …) and not an earlier summary;
+  ``OBSERVATION:``, SWE-agent's ``bash-$`` prompt, mini-swe-agent's format
+  errors and the output of its submit command …) and not an earlier summary;
 - **modified paths**: files written by a tool call (edit/write/create/patch
   tools by their ``path`` argument, ``str_replace_editor`` commands) or by a
   shell command (``sed -i``, ``> file``, ``tee``, ``cp``/``mv`` targets,
   ``open(..., 'w')`` in inline Python, ``git apply``/``patch`` diff headers),
   and by text-protocol edits (SWE-agent ``create``/``edit``, aider
-  SEARCH/REPLACE blocks);
+  SEARCH/REPLACE blocks); a ``>`` inside quotes is not a redirection;
 - **failures**: commands whose output shows a failure (a non-zero return or
   exit code, a traceback, an ``is_error`` flag), each with its evidence line
-  (the last line of the traceback or the first error line);
-- **last error**: the evidence line of the last failure.
+  (the exception line of the last traceback, else the first error line, else
+  the last line of the output). An output with no line at all has no evidence:
+  only its exit code, which :mod:`._retention` looks for next to the command;
+- **last error**: the evidence line (or exit code) of the last failure.
 """
 
 from __future__ import annotations
@@ -47,18 +50,25 @@ _OBSERVATION_STARTS = (
     "(open file:",
     "your command ran successfully",
     "tool output",
+    "please always provide exactly one action",  # mini-swe-agent's format error
 )
+_SWE_AGENT_PROMPT = re.compile(r"\(Current directory: [^)\n]*\)\s*bash-\$\s*$")
+_SUBMIT_MARKERS = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
+"""Commands of mini-swe-agent's submit step: the next user message is their output."""
 _SUMMARY_MARKERS = ("authoritative record of earlier work", "[summary of")
-_FENCE = re.compile(r"```(?:bash|sh|shell)?\n(.*?)```", re.S)
+_FENCE_LINE = re.compile(r"^(`{3,})[ \t]*([\w-]*)[ \t]*$")
+_SHELL_FENCES = frozenset({"bash", "sh", "shell"})
 _RETURN = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>|exit code[: ]+(-?\d+)", re.I)
+_TRACEBACK = "Traceback (most recent call last)"
 _ERROR_LINE = re.compile(
     r"^\s*(?:[A-Za-z_][\w.]*(?:Error|Exception)\b.*|ERROR\b.*|error:.*|FAILED\b.*|E\s{3}.+)$",
     re.M,
 )
 _EDIT_TOOL = re.compile(r"edit|write|create|replace|insert|patch|update_file|save", re.I)
 _PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file")
-_REDIRECT = re.compile(r"(?:^|[^<>&0-9])>>?\s*([^\s;&|<>]+)")
-_SED_INPLACE = re.compile(r"\bsed\s+(?:-[a-zA-Z]*i[a-zA-Z]*\S*\s+)")
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([\w.-]+)\1")
+_OPERATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&", ";&"})
+_WRITES = frozenset({">", ">>", ">|", "&>", "&>>"})
 _PY_OPEN_W = re.compile(r"open\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"][wa]")
 _DIFF_TARGET = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.M)
 _SWE_CREATE = re.compile(r"^create\s+(\S+)", re.M)
@@ -67,15 +77,27 @@ _SWE_OPEN_FILE = re.compile(r"\(Open file: ([^)]+)\)")
 _AIDER_BLOCK = re.compile(r"^([^\s`][^\n`]*\.[\w]+)\n```[^\n]*\n<<<<<<< SEARCH", re.M)
 _DEV_NULL = {"/dev/null", "/dev/stdout", "/dev/stderr"}
 _MARKUP = re.compile(r"</?(?:returncode|output)>(?:\s*-?\d+\s*</returncode>)?")
-_PATH_LIKE = re.compile(r"[\w@%+=:,./~-]+")
+_PATH_LIKE = re.compile(r"[\w@%+=,./~-]+")
 
 
 @dataclass(frozen=True, slots=True)
 class Failure:
-    """A command that failed, and the line that shows it."""
+    """A command that failed, the line that shows it, and the exit code it reported."""
 
     command: str
-    evidence: str
+    evidence: str | None
+    """The output's line that shows the failure; None when the output has no line."""
+    exit_code: int | None = None
+    """The non-zero exit code the output reported, if any."""
+    output_chars: int = 0
+    """The length of the output (how far from the command its evidence can be)."""
+
+    @property
+    def shown(self) -> str:
+        """What shows the failure: the evidence line, else ``exit code N`` (else ``failed``)."""
+        if self.evidence is not None:
+            return self.evidence
+        return f"exit code {self.exit_code}" if self.exit_code is not None else "failed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,19 +110,52 @@ class SessionFacts:
     failures: tuple[Failure, ...]
 
     @property
-    def last_error(self) -> str | None:
-        """The evidence line of the last failure."""
-        return self.failures[-1].evidence if self.failures else None
+    def last_error(self) -> Failure | None:
+        """The last failure (its evidence line, or its exit code when it has none)."""
+        return self.failures[-1] if self.failures else None
 
 
 def _is_observation(text: str) -> bool:
     head = text.lstrip()[:200].lower()
-    return head.startswith(_OBSERVATION_STARTS) or "<returncode>" in head
+    return (
+        head.startswith(_OBSERVATION_STARTS)
+        or "<returncode>" in head
+        or _SWE_AGENT_PROMPT.search(text[-300:]) is not None
+    )
 
 
 def _is_summary(text: str) -> bool:
     head = text[:300].lower()
     return any(marker in head for marker in _SUMMARY_MARKERS)
+
+
+def _shell_blocks(text: str) -> list[str]:
+    """The bodies of the fenced shell blocks of ``text``: its ```` ```bash ```` (``sh``,
+    ``shell``) blocks, else its bare fences of three backticks (SWE-agent writes its
+    commands so; an agent that tags its commands quotes output in bare fences).
+
+    Fences are read line by line: a fence closes only on a bare line of at least as many
+    backticks, so a block never spans the end of one fence and the start of the next.
+    """
+    tagged: list[str] = []
+    bare: list[str] = []
+    opened: tuple[int, str] | None = None
+    body: list[str] = []
+    for line in text.splitlines():
+        fence = _FENCE_LINE.match(line.strip())
+        if opened is None:
+            if fence is not None:
+                opened, body = (len(fence.group(1)), fence.group(2).lower()), []
+        elif fence is not None and not fence.group(2) and len(fence.group(1)) >= opened[0]:
+            width, language = opened
+            if language in _SHELL_FENCES:
+                tagged.append("\n".join(body))
+            elif not language and width == 3:
+                bare.append("\n".join(body))
+            opened = None
+        else:
+            body.append(line)
+    return tagged or bare
 
 
 def _content_lines(output: str) -> list[str]:
@@ -112,37 +167,124 @@ def _content_lines(output: str) -> list[str]:
     ]
 
 
-def _evidence(output: str) -> str | None:
-    """The line that shows a failure, or None when the output shows none."""
-    code = _RETURN.search(output)
-    failed_code = code is not None and (code.group(1) or code.group(2) or "0") != "0"
-    if "Traceback (most recent call last)" in output:
-        after = output.split("Traceback (most recent call last)")[-1]
-        errors = _ERROR_LINE.findall(after)
-        lines = _content_lines(after)
-        return errors[-1].strip() if errors else (lines[-1] if lines else "Traceback")
-    if failed_code:
-        errors = _ERROR_LINE.findall(output)
-        lines = _content_lines(output)
-        number = code.group(1) or code.group(2) if code is not None else None
-        return errors[0].strip() if errors else (lines[-1] if lines else f"exit code {number}")
+def _exception_line(traceback: str) -> str | None:
+    """The exception line of a Python traceback: the first line after its frames that is
+    not indented (frames and their source lines are)."""
+    lines = [line for line in traceback.splitlines() if line.strip()]
+    framed = False
+    for line in lines:
+        if line.startswith((" ", "\t")):
+            framed = framed or line.lstrip().startswith('File "')
+            continue
+        if framed and not _MARKUP.fullmatch(line.strip()):
+            return line.strip()
     return None
 
 
+def _evidence(output: str) -> tuple[bool, str | None, int | None]:
+    """Whether ``output`` shows a failure, the line that shows it, and its exit code."""
+    code = _RETURN.search(output)
+    number = int(code.group(1) or code.group(2)) if code is not None else None
+    failed_code = number is not None and number != 0
+    lines = _content_lines(output)
+    if _TRACEBACK in output:
+        after = output.split(_TRACEBACK)[-1]
+        errors = _ERROR_LINE.findall(after)
+        exception = _exception_line(after)
+        tail = _content_lines(after)
+        if exception is not None:
+            return True, exception, number if failed_code else None
+        return True, errors[-1].strip() if errors else (tail[-1] if tail else None), number
+    if failed_code:
+        errors = _ERROR_LINE.findall(output)
+        return True, errors[0].strip() if errors else (lines[-1] if lines else None), number
+    return False, None, None
+
+
+def _unquoted_newlines(command: str) -> str:
+    """``command`` with the line breaks outside quotes made ``;`` (shlex reads them as spaces)."""
+    out: list[str] = []
+    quote: str | None = None
+    escaped = False
+    for char in command:
+        if escaped:
+            escaped = False
+        elif char == "\\" and quote != "'":
+            escaped = True
+        elif quote is None and char in "'\"":
+            quote = char
+        elif char == quote:
+            quote = None
+        elif char == "\n" and quote is None:
+            char = " ; "
+        out.append(char)
+    return "".join(out)
+
+
+def _without_heredocs(command: str) -> str:
+    """``command`` without the bodies of its here-documents (their text is data)."""
+    kept: list[str] = []
+    waiting: list[str] = []
+    for line in command.splitlines():
+        if waiting:
+            if line.strip() == waiting[0]:
+                waiting.pop(0)
+            continue
+        kept.append(line)
+        waiting = [match.group(2) for match in _HEREDOC.finditer(line)]
+    return "\n".join(kept)
+
+
+def _tokens(command: str) -> list[str]:
+    """Shell words and operators of ``command`` (here-documents removed); none when a quote
+    is never closed (a shell runs none of such a line)."""
+    lexer = shlex.shlex(
+        _unquoted_newlines(_without_heredocs(command)), posix=True, punctuation_chars=True
+    )
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        return list(lexer)
+    except ValueError:
+        return []
+
+
+def _simple_commands(tokens: list[str]) -> Iterator[tuple[list[str], list[str]]]:
+    """Per simple command: its words, and the files its output is redirected to."""
+    words: list[str] = []
+    targets: list[str] = []
+    index = 0
+    while index < len(tokens):
+        token = tokens[index]
+        if token in _OPERATORS:
+            yield words, targets
+            words, targets = [], []
+        elif token in _WRITES or (token[:1] in ("<", ">") and set(token) <= set("<>&|")):
+            if words and words[-1].isdigit():
+                words.pop()  # the descriptor of ``2>``
+            if token in _WRITES and index + 1 < len(tokens):
+                targets.append(tokens[index + 1])
+            index += 1
+        else:
+            words.append(token)
+        index += 1
+    yield words, targets
+
+
 def _shell_targets(command: str) -> Iterator[str]:
-    """Paths a shell command writes."""
-    for match in _REDIRECT.finditer(command):
-        yield match.group(1)
-    for segment in re.split(r"&&|\|\|?|;|\n", command):
-        try:
-            words = shlex.split(segment, comments=True)
-        except ValueError:
-            words = segment.split()
+    """Paths a shell command writes (a diff's target only when ``patch`` or ``git apply``
+    runs: a diff written to a file changes nothing)."""
+    applies = False
+    for words, targets in _simple_commands(_tokens(command)):
+        yield from targets
         if not words:
             continue
-        program = words[0]
+        program = words[0].rsplit("/", 1)[-1]
+        applies = applies or program == "patch" or words[:2] == ["git", "apply"]
+        options = [w for w in words[1:] if w.startswith("-")]
         rest = [w for w in words[1:] if not w.startswith("-")]
-        if program == "sed" and _SED_INPLACE.search(segment) and rest:
+        in_place = any(o == "--in-place" or (o[:2] != "--" and "i" in o) for o in options)
+        if program == "sed" and in_place and len(rest) >= 2:
             yield rest[-1]
         elif program == "tee" and rest:
             yield from rest
@@ -154,7 +296,7 @@ def _shell_targets(command: str) -> Iterator[str]:
             yield from rest
     for match in _PY_OPEN_W.finditer(command):
         yield match.group(1)
-    if "git apply" in command or re.search(r"\bpatch\b", command):
+    if applies:
         yield from _DIFF_TARGET.findall(command)
 
 
@@ -181,7 +323,7 @@ def _tool_targets(name: str, arguments: object) -> Iterator[str]:
 
 
 def _text_protocol_targets(text: str, open_file: str | None) -> Iterator[str]:
-    for block in _FENCE.findall(text):
+    for block in _shell_blocks(text):
         yield from _shell_targets(block)
         yield from _SWE_CREATE.findall(block)
         if open_file and _SWE_EDIT.search(block):
@@ -190,9 +332,10 @@ def _text_protocol_targets(text: str, open_file: str | None) -> Iterator[str]:
 
 
 def _arguments(call: ToolCall) -> object:
+    """The call's arguments, parsed; None when they are not JSON (or nest too deeply)."""
     try:
         return json.loads(call.arguments)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 
@@ -207,7 +350,7 @@ def _commands_of(message: TextMessage) -> list[str]:
     """Commands an assistant message ran: its tool calls, else its fenced shell blocks."""
     if message.tool_calls:
         return [_command_of(call) for call in message.tool_calls]
-    return [block.strip() for block in _FENCE.findall(message.text)]
+    return [block.strip() for block in _shell_blocks(message.text)]
 
 
 def _clean(path: str) -> str | None:
@@ -215,7 +358,19 @@ def _clean(path: str) -> str | None:
     path = path.strip().strip("'\"")
     if path in _DEV_NULL or path.startswith(("$", "-", "=")) or not _PATH_LIKE.fullmatch(path):
         return None
-    return path if ("." in path or "/" in path) else None
+    has_name = any(char not in "./~" for char in path)
+    return path if has_name and ("." in path or "/" in path) else None
+
+
+def _failure(command: str, output: str, flagged: bool) -> Failure | None:
+    """The failure ``output`` shows for ``command`` (``flagged``: the result says error)."""
+    failed, evidence, code = _evidence(output)
+    if not failed and flagged:
+        lines = _content_lines(output)
+        failed, evidence = True, lines[-1] if lines else None
+    if not failed:
+        return None
+    return Failure(command, evidence, code, len(output))
 
 
 def extract_facts(messages: Context | Sequence[ContextMessage]) -> SessionFacts:
@@ -235,12 +390,9 @@ def extract_facts(messages: Context | Sequence[ContextMessage]) -> SessionFacts:
     for message in items[first_assistant:]:
         if isinstance(message, ToolResult):
             command = pending.get(message.call_id, message.name or "tool")
-            evidence = _evidence(message.text)
-            if evidence is None and message.is_error:
-                lines = [line for line in message.text.splitlines() if line.strip()]
-                evidence = lines[-1].strip() if lines else "failed"
-            if evidence is not None:
-                failures.append(Failure(command, evidence))
+            failure = _failure(command, message.text, message.is_error)
+            if failure is not None:
+                failures.append(failure)
             continue
         text = message.text
         if message.has_role(Role.ASSISTANT):
@@ -252,14 +404,16 @@ def extract_facts(messages: Context | Sequence[ContextMessage]) -> SessionFacts:
             if not message.tool_calls:
                 paths.extend(_text_protocol_targets(text, open_file))
         elif message.has_role(Role.USER) and not _is_summary(text):
-            if _is_observation(text):
+            submitted = any(m in c for c in last_commands[-1:] for m in _SUBMIT_MARKERS)
+            if _is_observation(text) or submitted:
                 found = _SWE_OPEN_FILE.findall(text)
                 open_file = found[-1] if found else open_file
-                evidence = _evidence(text)
-                if evidence is not None and last_commands:
-                    failures.append(Failure(last_commands[-1], evidence))
+                failure = _failure(last_commands[-1], text, False) if last_commands else None
+                if failure is not None:
+                    failures.append(failure)
             elif text.strip() and text not in asks:
                 asks.append(text)
+            last_commands = []
     cleaned = [p for p in (_clean(path) for path in paths) if p is not None]
     return SessionFacts(
         task=task,

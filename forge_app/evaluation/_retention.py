@@ -4,6 +4,11 @@ A fact counts as retained when its text can be found in the context: in the
 messages kept word for word or in a summary. Texts are compared with runs of
 whitespace folded, on a prefix long enough to identify the fact (a summary cuts
 long texts and strips the working directory from paths and commands).
+
+A failure counts only when what shows it (its evidence line, else its exit code)
+follows its command closely: within the command and its output (the messages kept
+word for word), or a few hundred characters (a summary line, a pruned output's
+placeholder). An ``exit code 1`` anywhere else in the context proves nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ TASK_CHARS = 200
 ASK_CHARS = 80
 COMMAND_CHARS = 40
 EVIDENCE_CHARS = 60
+NEAR_CHARS = 400
+"""How far after its command (and its output) a failure's evidence may be."""
 
 
 def _fold(text: str) -> str:
@@ -46,13 +53,18 @@ class Retention:
 
 
 def _strings(value: object) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for item in value.values() for s in _strings(item)]
-    if isinstance(value, list):
-        return [s for item in value for s in _strings(item)]
-    return []
+    """The strings inside a parsed JSON value, in order (iteratively: any depth)."""
+    found: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, dict):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return found
 
 
 def _context_text(context: Context) -> str:
@@ -65,7 +77,7 @@ def _context_text(context: Context) -> str:
                 parts.append(call.name)
                 try:
                     parts.extend(_strings(json.loads(call.arguments)))
-                except ValueError:
+                except (ValueError, RecursionError):
                     parts.append(call.arguments)
     return _fold("\n".join(parts))
 
@@ -79,10 +91,28 @@ def _command_key(command: str) -> str:
     return _CD_PREFIX.sub("", _fold(command))[:COMMAND_CHARS]
 
 
+def _shown_keys(failure: Failure) -> tuple[str, ...]:
+    """The texts any of which shows ``failure`` next to its command."""
+    if failure.evidence is not None:
+        return (_fold(failure.evidence)[:EVIDENCE_CHARS],)
+    if failure.exit_code is not None:
+        code = failure.exit_code
+        return (f"exit code {code}", f"<returncode>{code}</returncode>")
+    return ("failed",)
+
+
 def _has_failure(text: str, failure: Failure) -> bool:
-    return (
-        _command_key(failure.command) in text and _fold(failure.evidence)[:EVIDENCE_CHARS] in text
-    )
+    """True when the command of ``failure`` is followed closely by what shows it."""
+    command = _command_key(failure.command)
+    shown = _shown_keys(failure)
+    reach = len(_fold(failure.command)) + failure.output_chars + NEAR_CHARS
+    start = text.find(command)
+    while start >= 0:
+        near = text[start : start + reach]
+        if any(key in near for key in shown):
+            return True
+        start = text.find(command, start + 1)
+    return False
 
 
 def retention(facts: SessionFacts, context: Context) -> Retention:
@@ -98,8 +128,5 @@ def retention(facts: SessionFacts, context: Context) -> Retention:
         asks=(asks, len(facts.asks)),
         modified_paths=(paths, len(facts.modified_paths)),
         failures=(failures, len(facts.failures)),
-        last_error=(
-            int(last is not None and _fold(last)[:EVIDENCE_CHARS] in text),
-            int(last is not None),
-        ),
+        last_error=(int(last is not None and _has_failure(text, last)), int(last is not None)),
     )

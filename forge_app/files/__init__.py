@@ -12,7 +12,13 @@ from forge_app.files._agents import (
     parse_agent_markdown,
     parse_agents,
 )
-from forge_app.files._atomic import write_bytes_atomic, write_text_atomic
+from forge_app.files._atomic import (
+    check_outputs,
+    ensure_not_an_input,
+    write_bytes_atomic,
+    write_text_atomic,
+)
+from forge_app.files._tokenizer import Tokenizer, TokenizerChoice, load_tokenizer
 from forge_app.files._transcripts import (
     Transcript,
     layout_for,
@@ -24,11 +30,16 @@ from forge_app.files._transcripts import (
 __all__ = [
     "AgentFile",
     "DeprecatedAgentSyntax",
+    "Tokenizer",
+    "TokenizerChoice",
     "Transcript",
+    "check_outputs",
     "default_agent",
+    "ensure_not_an_input",
     "layout_for",
     "load_agent",
     "load_agents",
+    "load_tokenizer",
     "parse_agent_markdown",
     "parse_agents",
     "parse_transcript",

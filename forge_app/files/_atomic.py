@@ -5,6 +5,11 @@ the destination in one step, so a failed run never leaves a truncated output beh
 A run killed mid-write (``kill -9``) can still leave its temporary file; each temporary
 file's name carries its writer's pid, and the first write of a process into a directory
 removes the ones whose writer is gone or that are older than :data:`STALE_AFTER` seconds.
+
+Inputs are never overwritten: :func:`check_outputs` refuses, before a command writes
+anything, every output that is one of its inputs (the same path once resolved, a
+symlink or a hard link to it, standard output redirected into it) and every output
+that cannot be written (a missing directory, a directory, the same output twice).
 """
 
 from __future__ import annotations
@@ -16,16 +21,131 @@ import stat
 import sys
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
-from forge_app.errors import OutputNotWritten
+from forge_app.errors import OutputIsInput, OutputNotWritten
 
-__all__ = ["write_bytes_atomic", "write_text_atomic"]
+__all__ = ["check_outputs", "ensure_not_an_input", "write_bytes_atomic", "write_text_atomic"]
 
 STDIO = "-"
 """The path that means standard input (reading) or standard output (writing)."""
 STALE_AFTER = 15 * 60
 """Seconds after which a leftover temporary file is removed even if its writer's pid lives."""
+
+
+_PathLike = Path | str
+"""A file name as the command line gives it (``-``: standard input or output)."""
+
+
+def ensure_not_an_input(
+    outputs: Iterable[_PathLike | None], inputs: Iterable[_PathLike | None]
+) -> None:
+    """Refuse any output that is one of ``inputs``: the rule that inputs are never touched.
+
+    An output is an input when both resolve to the same path (symlinks followed, ``.``
+    and ``..`` collapsed) or name the same existing file (device and inode: a hard link,
+    a bind mount). ``-`` stands for the process's standard input among ``inputs`` and
+    its standard output among ``outputs``, compared by what they are open on (``compact
+    - < t.json >> t.json``). None (an option not given) is skipped on either side.
+
+    Raises:
+        OutputIsInput: naming the first such output and its input; nothing was written.
+    """
+    by_path: dict[str, _PathLike] = {}
+    by_inode: dict[tuple[int, int], _PathLike] = {}
+    for source in inputs:
+        if source is None:
+            continue
+        resolved, identity = _resolved(source), _identity(source, 0)
+        if resolved is not None:
+            by_path.setdefault(resolved, source)
+        if identity is not None:
+            by_inode.setdefault(identity, source)
+    for output in outputs:
+        if output is None:
+            continue
+        resolved, identity = _resolved(output), _identity(output, 1)
+        source = by_path.get(resolved) if resolved is not None else None
+        if source is None and identity is not None:
+            source = by_inode.get(identity)
+        if source is not None:
+            raise OutputIsInput(output, source)
+
+
+def check_outputs(
+    outputs: Iterable[_PathLike | None], inputs: Iterable[_PathLike | None] = ()
+) -> None:
+    """Check every output of a command before it writes any of them.
+
+    Each output must not be an input (:func:`ensure_not_an_input`), must be given once,
+    must not be a directory, and must go into an existing directory. An existing device
+    or FIFO (``/dev/null``) is always accepted. None outputs are skipped.
+
+    Raises:
+        OutputIsInput: an output is one of the inputs.
+        OutputNotWritten: an output cannot be written (what is wrong, for the first one).
+    """
+    given = [output for output in outputs if output is not None]
+    ensure_not_an_input(given, inputs)
+    seen: set[str] = set()
+    for output in given:
+        if str(output) == STDIO:
+            continue
+        info = _stat_or_none(output, output)
+        if info is not None and _is_special_mode(info.st_mode):
+            continue
+        if info is not None and stat.S_ISDIR(info.st_mode):
+            raise OutputNotWritten(output, "it is a directory")
+        key = os.path.realpath(output)
+        if key in seen:
+            raise OutputNotWritten(output, "two outputs of this command would be this one file")
+        seen.add(key)
+        directory = Path(output).parent
+        folder = _stat_or_none(directory, output)
+        if folder is None or not stat.S_ISDIR(folder.st_mode):
+            problem = "does not exist" if folder is None else "is not a directory"
+            raise OutputNotWritten(output, f"directory {directory} {problem}")
+        if not os.access(directory, os.W_OK | os.X_OK):
+            raise OutputNotWritten(output, f"directory {directory} is not writable")
+
+
+def _stat_or_none(path: _PathLike, output: _PathLike) -> os.stat_result | None:
+    """``os.stat(path)``; None when nothing is there.
+
+    Raises:
+        OutputNotWritten: for ``output``, when ``path`` cannot be examined (a name too
+            long, a parent that is a file, no permission …).
+    """
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError as exc:
+        raise OutputNotWritten(output, "a parent of it is not a directory") from exc
+    except OSError as exc:
+        raise OutputNotWritten(output, exc.strerror or str(exc)) from exc
+    except ValueError as exc:  # an embedded NUL: possible from code, not from a command line
+        raise OutputNotWritten(output, f"not a file name: {exc}") from exc
+
+
+def _resolved(path: _PathLike) -> str | None:
+    """The absolute path with every symlink resolved; None for ``-`` or an unresolvable name."""
+    if str(path) == STDIO:
+        return None
+    try:
+        return os.path.realpath(path)
+    except (OSError, ValueError):
+        return None
+
+
+def _identity(path: _PathLike, stdio: int) -> tuple[int, int] | None:
+    """Device and inode of the regular file ``path`` is (``-``: descriptor ``stdio``), if any."""
+    try:
+        info = os.fstat(stdio) if str(path) == STDIO else os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return (info.st_dev, info.st_ino) if stat.S_ISREG(info.st_mode) else None
 
 
 def write_text_atomic(path: Path | str, text: str) -> None:
@@ -143,8 +263,12 @@ def _is_special(target: Path) -> bool:
     """True for an existing device, FIFO or socket (``/dev/null``, ``/dev/stdout`` …)."""
     try:
         mode = target.stat().st_mode
-    except OSError:
+    except (OSError, ValueError):
         return False
+    return _is_special_mode(mode)
+
+
+def _is_special_mode(mode: int) -> bool:
     return stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 

@@ -24,8 +24,16 @@ from typing import Literal
 from forge_app.errors import MalformedJson, NotATranscript, OutputNotWritten, TranscriptNotFound
 from forge_app.files._atomic import STDIO as STDIO  # the CLI reads it from here
 from forge_app.files._atomic import write_bytes_atomic, write_text_atomic
-from forge_app.files._strict_json import loads
+from forge_app.files._strict_json import loads, loads_fast
 from forge_domain import Context, InvalidMessage, InvalidTranscript, JsonObject, JsonValue
+from forge_domain.formats import (
+    Format,
+    detect_format,
+    messages_from_format,
+    messages_key,
+    messages_to_format,
+)
+from forge_domain.openai_format import shown
 
 __all__ = [  # the atomic writes too: the CLI imports them from this module
     "Transcript",
@@ -50,22 +58,37 @@ class Transcript:
     layout: Layout = "list"
     """The container the messages were read from."""
     envelope: JsonObject = field(default_factory=dict)
-    """The other keys of an object layout (``{"messages": ..., "model": ...}``), kept verbatim."""
+    """The other keys of an object layout (``{"messages": ..., "model": ...}``), kept verbatim
+    (Anthropic's ``system`` is read into the messages and written back from them)."""
+    format: Format = "openai"
+    """The format the messages were read in, and are written back in."""
 
     def with_context(self, context: Context) -> Transcript:
         """Return the same file shape holding other messages."""
-        return Transcript(context, self.layout, self.envelope)
+        return Transcript(context, self.layout, self.envelope, self.format)
 
     def dumps(self, layout: Layout | None = None) -> str:
-        """Serialise in ``layout`` (default: the layout it was read in)."""
-        messages: list[JsonValue] = list(self.context.to_openai())
-        match layout or self.layout:
+        """Serialise in ``layout`` (default: the layout it was read in) and the format read.
+
+        An Anthropic system prompt needs the object layout: a list is written as
+        ``{"system": ..., "messages": [...]}``; JSONL cannot hold it (``ValueError``).
+        """
+        system, entries = messages_to_format(self.format, self.context)
+        messages: list[JsonValue] = list(entries)
+        chosen = layout or self.layout
+        if system is not None and chosen == "list":
+            chosen = "object"
+        match chosen:
             case "jsonl":
+                if system is not None:
+                    raise ValueError("an Anthropic system prompt cannot be written as JSONL")
                 return "".join(
                     json.dumps(m, ensure_ascii=False, allow_nan=False) + "\n" for m in messages
                 )
             case "object":
-                document: JsonValue = {**self.envelope, "messages": messages}
+                head: JsonObject = {} if system is None else {"system": system}
+                key = messages_key(self.format)
+                document: JsonValue = {**self.envelope, **head, key: messages}
             case "list":
                 document = messages
         return json.dumps(document, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
@@ -97,7 +120,9 @@ def _decode_lines(path: Path | str, text: str) -> list[JsonValue]:
     return documents
 
 
-def _messages_of(path: Path | str, document: JsonValue) -> tuple[JsonValue, JsonObject]:
+def _messages_of(
+    path: Path | str, document: JsonValue, key: str = "messages"
+) -> tuple[JsonValue, JsonObject]:
     if isinstance(document, list):
         return document, {}
     if not isinstance(document, dict):
@@ -105,19 +130,24 @@ def _messages_of(path: Path | str, document: JsonValue) -> tuple[JsonValue, Json
             path,
             f"expected a list of messages or an object with 'messages', got {_type_name(document)}",
         )
-    if "messages" not in document:
-        keys = ", ".join(sorted(document)[:6]) or "none"
+    if key not in document:
+        names = sorted(document)[:6]
+        keys = ", ".join(k if k.isprintable() and len(k) <= 30 else shown(k, 30) for k in names)
+        keys = keys or "none"
         raise NotATranscript(
             path, f"expected a list of messages or an object with 'messages' (keys: {keys})"
         )
-    messages = document["messages"]
+    messages = document[key]
     if not isinstance(messages, list):
-        raise NotATranscript(path, f"'messages' must be a list, got {_type_name(messages)}")
-    return messages, {k: v for k, v in document.items() if k != "messages"}
+        raise NotATranscript(path, f"'{key}' must be a list, got {_type_name(messages)}")
+    return messages, {k: v for k, v in document.items() if k != key}
 
 
-def parse_transcript(text: str, path: Path | str = "<string>") -> Transcript:
-    """Read a transcript from ``text``; ``path`` only names the source in errors.
+def parse_transcript(
+    text: str | bytes, path: Path | str = "<string>", fmt: Format | None = None
+) -> Transcript:
+    """Read a transcript from ``text`` (or its UTF-8 bytes); ``path`` only names the source
+    in errors. ``fmt`` is the format (default: detected, :func:`detect_format`).
 
     Raises:
         MalformedJson: the text is not JSON, or JSON this tool could not write back
@@ -125,10 +155,18 @@ def parse_transcript(text: str, path: Path | str = "<string>") -> Transcript:
             ``MAX_DEPTH``), with the line and column of the problem.
         NotATranscript: the JSON is not a message list, or a message is malformed.
     """
+    fast = None if str(path).endswith(".jsonl") else loads_fast(text)
+    if fast is not None:  # the common case, read in one pass; else the precise reader below
+        shape: Layout = "list" if isinstance(fast, list) else "object"
+        found = fmt or detect_format(fast)
+        return _transcript(path, *_messages_of(path, fast, messages_key(found)), shape, found)
+    if isinstance(text, bytes):
+        text = _decoded(path, text)
     if not text.strip() and not str(path).endswith(".jsonl"):
         raise NotATranscript(path, "the file is empty; expected a JSON list of messages")
     layout: Layout = "jsonl"
     envelope: JsonObject = {}
+    chosen = fmt
     if str(path).endswith(".jsonl"):
         raw: JsonValue = _decode_lines(path, text)
     else:
@@ -139,19 +177,30 @@ def parse_transcript(text: str, path: Path | str = "<string>") -> Transcript:
                 raise MalformedJson(path, exc.lineno, exc.colno, exc.msg) from exc
             raw = _decode_lines(path, text)
         else:
-            raw, envelope = _messages_of(path, document)
+            chosen = fmt or detect_format(document)
+            raw, envelope = _messages_of(path, document, messages_key(chosen))
             layout = "list" if isinstance(document, list) else "object"
+    return _transcript(path, raw, envelope, layout, chosen or detect_format(raw))
+
+
+def _transcript(
+    path: Path | str, raw: JsonValue, envelope: JsonObject, layout: Layout, fmt: Format
+) -> Transcript:
+    system = envelope.get("system") if fmt == "anthropic" else None
+    if system is not None:
+        envelope = {k: v for k, v in envelope.items() if k != "system"}
     try:
-        context = Context.from_openai(raw)
+        context = Context(messages_from_format(fmt, raw, system=system))
     except InvalidMessage as exc:
-        raise NotATranscript(path, str(exc), exc.index) from exc
+        named = "" if fmt == "openai" else f" ({fmt} format)"
+        raise NotATranscript(path, f"{exc}{named}", exc.index) from exc
     except InvalidTranscript as exc:
         raise NotATranscript(path, "; ".join(exc.violations)) from exc
-    return Transcript(context, layout, envelope)
+    return Transcript(context, layout, envelope, fmt)
 
 
-def read_transcript(path: Path | str) -> Transcript:
-    """Read a transcript file (``-`` reads standard input).
+def read_transcript(path: Path | str, fmt: Format | None = None) -> Transcript:
+    """Read a transcript file (``-`` reads standard input) in ``fmt`` (default: detected).
 
     Raises:
         TranscriptNotFound: the file is missing, unreadable, a symlink loop, or not a
@@ -162,9 +211,9 @@ def read_transcript(path: Path | str) -> Transcript:
     if str(path) == STDIO:
         stdin = getattr(sys.stdin, "buffer", None)
         if stdin is None:  # replaced by a text stream (tests, embedding applications)
-            return parse_transcript(sys.stdin.read(), "<stdin>")
-        return parse_transcript(_decoded("<stdin>", stdin.read()), "<stdin>")
-    return parse_transcript(_decoded(path, _read_regular_file(path)), path)
+            return parse_transcript(sys.stdin.read(), "<stdin>", fmt)
+        return parse_transcript(stdin.read(), "<stdin>", fmt)
+    return parse_transcript(_read_regular_file(path), path, fmt)
 
 
 _OPEN_PROBLEMS = {

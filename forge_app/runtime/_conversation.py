@@ -23,6 +23,7 @@ from forge_domain import Agent, Context, ContextMessage, TextMessage, Usage
 if TYPE_CHECKING:
     from forge_app.runtime._dispatch import Hooks
     from forge_app.runtime._tools import ToolExecutor
+    from forge_app.store import ConversationRecorder
 
 
 @dataclass(eq=False)
@@ -47,6 +48,8 @@ class Conversation:
     """This conversation's tools when they differ from the orchestrator's (engine tools)."""
     call_id_aliases: dict[str, str] = field(default_factory=dict)
     """Tool-call ids given on receipt -> the id the provider sent (a duplicate, or empty)."""
+    recorder: ConversationRecorder | None = None
+    """Keeps the conversation in the session store (None: no store configured)."""
     _call_ids: set[str] = field(default_factory=set, init=False, repr=False)
     _call_ids_of: Context | None = field(default=None, init=False, repr=False)
 

@@ -43,7 +43,13 @@ from tenacity import (
 )
 
 from forge_app.compaction._fit import irreducible_parts
-from forge_app.errors import ContextDoesNotFit, ContextLengthExceeded, ProviderUnavailable
+from forge_app.errors import (
+    ContextDoesNotFit,
+    ContextLengthExceeded,
+    ProviderUnavailable,
+    StoreError,
+    TurnDeadlineExceeded,
+)
 from forge_app.runtime._call_ids import with_unique_call_ids
 from forge_app.runtime._conversation import Conversation
 from forge_app.runtime._dispatch import Hooks, NamedPlugin, discover_plugins
@@ -61,7 +67,17 @@ from forge_app.runtime._events import (
 from forge_app.runtime._model import ChatModel, ModelRequest, ModelResponse, OpenAIChatModel
 from forge_app.runtime._tools import EngineTools, ToolExecutor, ToolRegistry
 from forge_app.runtime.plugins import CompactionHandler, LoggingPlugin
-from forge_domain import Agent, Context, ContextEngine, ContextMessage, TextMessage, ToolResult
+from forge_app.store import ArchivingEngine, ConversationRecorder, SessionStore
+from forge_domain import (
+    Agent,
+    Context,
+    ContextEngine,
+    ContextMessage,
+    JsonObject,
+    TextMessage,
+    ToolResult,
+    Usage,
+)
 
 EngineFactory = Callable[[Agent], ContextEngine]
 """Builds a fresh engine for one conversation (engines keep per-conversation state)."""
@@ -87,6 +103,9 @@ class RetryPolicy(BaseModel):
     """Scale of the exponential backoff, in seconds (full jitter)."""
     max_delay: float = Field(default=8.0, ge=0.0)
     """Longest wait between two calls, in seconds."""
+    deadline: float = Field(default=600.0, gt=0.0)
+    """Seconds one turn's provider call may take in total, every attempt and wait
+    included (a provider that hangs or trickles its answer costs no more)."""
 
 
 def _settle(conversation: Conversation) -> None:
@@ -99,6 +118,24 @@ def _settle(conversation: Conversation) -> None:
                 for call in last.tool_calls
             )
         )
+
+
+def _restore(conversation: Conversation, runtime: JsonObject) -> None:
+    """Take back the counters, usage, loop guard and engine state saved with a turn."""
+    turns, compactions = runtime.get("turns"), runtime.get("compactions")
+    conversation.turns = turns if isinstance(turns, int) else 0
+    conversation.compactions = compactions if isinstance(compactions, int) else 0
+    usage, aliases = runtime.get("usage"), runtime.get("call_id_aliases")
+    if isinstance(usage, dict):
+        conversation.usage = Usage.model_validate(usage)
+    if isinstance(aliases, dict):
+        conversation.call_id_aliases = {k: v for k, v in aliases.items() if isinstance(v, str)}
+    handler = conversation.hooks.plugin(CompactionHandler.name)
+    guard, engine = runtime.get("guard"), runtime.get("engine")
+    if isinstance(handler, CompactionHandler) and isinstance(guard, dict):
+        handler.restore(guard)
+    if isinstance(handler, CompactionHandler) and isinstance(handler.engine, ArchivingEngine):
+        handler.engine.restore(engine if isinstance(engine, dict) else {})
 
 
 class Orchestrator:
@@ -114,6 +151,7 @@ class Orchestrator:
         engine: EngineFactory = default_engine,
         retry: RetryPolicy | None = None,
         context_length: int | None = None,
+        store: SessionStore | None = None,
     ) -> None:
         """Configure the loop.
 
@@ -127,6 +165,9 @@ class Orchestrator:
             engine: builds each conversation's context engine.
             retry: backoff for transient provider errors.
             context_length: the model's window (else ``agent.context_length``).
+            store: keeps every conversation (its original messages, what each
+                compaction replaced) and offers the model the recall tools;
+                :meth:`resume` picks a stored conversation up again.
         """
         if isinstance(tools, ToolRegistry) and agent.tools:
             tools = tools.only(agent.tools)
@@ -137,6 +178,7 @@ class Orchestrator:
         self.engine = engine
         self.retry = retry or RetryPolicy()
         self.context_length = context_length if context_length is not None else agent.context_length
+        self.store = store
 
     @classmethod
     def for_agent(
@@ -147,6 +189,7 @@ class Orchestrator:
         engine: EngineFactory = default_engine,
         retry: RetryPolicy | None = None,
         environ: Mapping[str, str] | None = None,
+        store: SessionStore | None = None,
     ) -> Orchestrator:
         """Production wiring: the agent's OpenAI-compatible model and the installed plugins.
 
@@ -155,7 +198,13 @@ class Orchestrator:
         """
         model = OpenAIChatModel.for_agent(agent, environ=environ)
         return cls(
-            agent, model, tools=tools, plugins=discover_plugins(), engine=engine, retry=retry
+            agent,
+            model,
+            tools=tools,
+            plugins=discover_plugins(),
+            engine=engine,
+            retry=retry,
+            store=store,
         )
 
     # -- conversations -------------------------------------------------------------------
@@ -177,7 +226,40 @@ class Orchestrator:
             context = start
         else:
             context = Context(start)
+        conversation_id = conversation_id or uuid.uuid4().hex[:12]
+        recorder = None
+        if self.store is not None:
+            recorder = ConversationRecorder.start(self.store, conversation_id, self.agent.id)
+        conversation = self._conversation(conversation_id, context, recorder)
+        self.persist(conversation)
+        return conversation
+
+    def resume(self, conversation_id: str) -> Conversation:
+        """A stored conversation, as it was after its latest stored turn.
+
+        Its context (the latest compaction's result and every message after it),
+        counters, usage, the loop guard and the engine's state come back; run it
+        with :meth:`run` after appending a message, or drive :meth:`turn`.
+
+        Raises:
+            StoreError: no store is configured.
+            ConversationNotFound: the store has no such conversation.
+        """
+        if self.store is None:
+            raise StoreError("(none)", "resume needs an orchestrator with a store")
+        saved = self.store.load(conversation_id)
+        recorder = ConversationRecorder.resume(self.store, saved)
+        context = Context(saved.messages, usage_floor=saved.usage_floor)
+        conversation = self._conversation(conversation_id, context, recorder)
+        _restore(conversation, saved.runtime)
+        return conversation
+
+    def _conversation(
+        self, conversation_id: str, context: Context, recorder: ConversationRecorder | None
+    ) -> Conversation:
         engine = self.engine(self.agent)
+        if recorder is not None:
+            engine = ArchivingEngine(engine, recorder)
         handler = CompactionHandler(engine, self.agent, context_length=self.context_length)
         hooks = Hooks(
             builtins=[(LoggingPlugin.name, LoggingPlugin()), (CompactionHandler.name, handler)],
@@ -185,12 +267,43 @@ class Orchestrator:
             selection=self.agent.plugins,
         )
         return Conversation(
-            id=conversation_id or uuid.uuid4().hex[:12],
+            id=conversation_id,
             agent=self.agent,
             context=context,
             hooks=hooks,
             tools=EngineTools(self.tools, engine) if engine.tool_schemas() else None,
+            recorder=recorder,
         )
+
+    def persist(self, conversation: Conversation) -> None:
+        """Store what joined the conversation since the last call (when a store is set).
+
+        The loop calls it after each turn and when a run ends; a driver that appends
+        messages itself (a replay) calls it after its own appends.
+        """
+        recorder = conversation.recorder
+        if recorder is None:
+            return
+        before = conversation.context
+        handler = conversation.hooks.plugin(CompactionHandler.name)
+        runtime: JsonObject = {
+            "turns": conversation.turns,
+            "compactions": conversation.compactions,
+            "usage": conversation.usage.model_dump(mode="json"),
+            "guard": handler.state() if isinstance(handler, CompactionHandler) else None,
+            "call_id_aliases": dict(conversation.call_id_aliases),
+        }
+        after = recorder.sync(before, runtime)
+        if after is not before:
+            conversation.replace_context(before, after)
+
+    def _persist_at_end(self, conversation: Conversation) -> None:
+        """:meth:`persist` when a run ends, whatever ended it: a store error is logged
+        (``conversation_not_stored``) rather than raised over the run's own outcome."""
+        try:
+            self.persist(conversation)
+        except StoreError as exc:
+            _log.error("conversation_not_stored", conversation_id=conversation.id, error=str(exc))
 
     async def chat(
         self, prompt: str | Context, *, conversation_id: str | None = None
@@ -212,6 +325,7 @@ class Orchestrator:
             raise
         finally:
             _settle(conversation)
+            self._persist_at_end(conversation)
             with anyio.CancelScope(shield=True):
                 await hooks.dispatch(EndEvent(conversation=conversation, reason=reason))
         return reason
@@ -265,6 +379,7 @@ class Orchestrator:
         if results:
             conversation.append(*results)
         await hooks.dispatch(TurnEndEvent(conversation=conversation, turn=number))
+        self.persist(conversation)
         return not calls
 
     async def _call(
@@ -324,7 +439,10 @@ class Orchestrator:
             before_sleep=log_retry,
             reraise=True,
         )
-        async for attempt in retrying:
-            with attempt:
-                return await self.model.complete(request)
+        with anyio.move_on_after(policy.deadline) as deadline:
+            async for attempt in retrying:
+                with attempt:
+                    return await self.model.complete(request)
+        if deadline.cancelled_caught:
+            raise TurnDeadlineExceeded(request.model, policy.deadline)
         raise AssertionError("tenacity stops by raising")  # pragma: no cover

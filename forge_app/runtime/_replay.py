@@ -27,6 +27,7 @@ from forge_app.runtime._events import EndEvent, StartEvent
 from forge_app.runtime._hookspecs import hookimpl
 from forge_app.runtime._model import ModelRequest, ModelResponse
 from forge_app.runtime._orchestrator import EngineFactory, Orchestrator, default_engine
+from forge_app.store import SessionStore
 from forge_domain import (
     Agent,
     CompactionResult,
@@ -150,8 +151,13 @@ class Replay:
         engine: EngineFactory = default_engine,
         plugins: Sequence[NamedPlugin] = (),
         context_length: int | None = None,
+        store: SessionStore | None = None,
     ) -> None:
-        """Prepare the replay; ``plugins`` observe it like any conversation."""
+        """Prepare the replay; ``plugins`` observe it like any conversation.
+
+        With a ``store``, the replayed conversation is stored as a live one would be
+        (originals, archives of every compaction, refs named in the context).
+        """
         self.transcript = tuple(transcript)
         responses = [m for m in self.transcript if isinstance(m, TextMessage) and _is_response(m)]
         results = [m for m in self.transcript if isinstance(m, ToolResult)]
@@ -165,6 +171,7 @@ class Replay:
             plugins=(*plugins, (_Recorder.name, self._recorder)),
             engine=engine,
             context_length=context_length,
+            store=store,
         )
         first = next((i for i, m in enumerate(self.transcript) if _is_response(m)), None)
         self._start = len(self.transcript) if first is None else first
@@ -216,6 +223,7 @@ class Replay:
             )
         if pending:
             conversation.append(*pending)
+        self.orchestrator.persist(conversation)
         await hooks.dispatch(EndEvent(conversation=conversation, reason="final_answer"))
 
 

@@ -36,7 +36,7 @@ from forge_domain.summary import (
     ToolCallItem,
 )
 from forge_domain.summary_tools import FILE_CHANGING_KINDS, ShellTool
-from forge_domain.tool_outcome import EVIDENCE_SEPARATOR
+from forge_domain.tool_outcome import EARLIER_EVIDENCE, EVIDENCE_SEPARATOR, evidence_runs
 
 __all__ = [
     "COMMAND_LIMIT",
@@ -140,10 +140,11 @@ def _limited(item: SummaryItem, limit: int, command_limit: int) -> SummaryItem:
 
 def limit_texts(summary: ContextSummary, limit: int) -> ContextSummary:
     """Return ``summary`` with texts cut to ``limit`` chars, commands to ``COMMAND_LIMIT``
-    (never below ``MIN_TEXT_LIMIT``: a summary with no text gives its caller a longest
-    text of 0, and a command cut to nothing names nothing)."""
+    (texts never below ``MIN_TEXT_LIMIT``: a summary with no text gives its caller a
+    longest text of 0; commands never below ``SHORT_COMMAND``: ``cd /repo && `` alone
+    names nothing, and a failure is found by its command)."""
     limit = max(limit, MIN_TEXT_LIMIT)
-    command_limit = min(limit, COMMAND_LIMIT)
+    command_limit = max(min(limit, COMMAND_LIMIT), SHORT_COMMAND)
     blocks = tuple(_limited_block(block, limit, command_limit) for block in summary.blocks)
     return summary.model_copy(update={"blocks": blocks})
 
@@ -337,24 +338,30 @@ def _estimate(item: SummaryItem) -> int:
 
 
 def _short_command(item: ToolCallItem) -> ToolCallItem:
-    """``item`` with its shell command cut to ``SHORT_COMMAND`` characters, ``…`` marking
-    the cut (the start names a command; a here-document's text is on disk); the item
-    itself when the command is not longer."""
+    """``item`` with its shell command cut to ``SHORT_COMMAND`` characters, runs of white
+    space folded first and ``…`` marking the cut (the start names a command; a
+    here-document's text is on disk); the item itself when the command is not longer."""
     tool = item.tool
     if not isinstance(tool, ShellTool) or len(tool.command) <= SHORT_COMMAND + _LINE_CHARS:
         return item
-    command = tool.command[:SHORT_COMMAND].rstrip() + " …"
+    command = " ".join(tool.command.split())[:SHORT_COMMAND].rstrip() + " …"
     return item.model_copy(update={"tool": tool.model_copy(update={"command": command})})
 
 
+def _error_line(run: str) -> str:
+    """The first part of one failure's evidence (its error line), at most ``SHORT_EVIDENCE``
+    characters."""
+    first = run.split(EVIDENCE_SEPARATOR, 1)[0]
+    return first if len(first) <= SHORT_EVIDENCE else first[: SHORT_EVIDENCE - 1] + "…"
+
+
 def _short_evidence(item: ToolCallItem) -> ToolCallItem:
-    """``item`` with its evidence cut to its first part (the error line), at most
-    ``SHORT_EVIDENCE`` characters; the item itself when it is not that long."""
-    if item.evidence is None or len(item.evidence) <= SHORT_EVIDENCE:
+    """``item`` with the evidence of each failure it keeps cut to its error line (at most
+    ``SHORT_EVIDENCE`` characters); the item itself when that is not shorter."""
+    if item.evidence is None:
         return item
-    first = item.evidence.split(EVIDENCE_SEPARATOR, 1)[0]
-    cut = first if len(first) <= SHORT_EVIDENCE else first[: SHORT_EVIDENCE - 1] + "…"
-    return item.model_copy(update={"evidence": cut})
+    cut = EARLIER_EVIDENCE.join(_error_line(run) for run in evidence_runs(item.evidence))
+    return item.model_copy(update={"evidence": cut}) if len(cut) < len(item.evidence) else item
 
 
 def _candidates(summary: ContextSummary) -> list[tuple[Position, int, Change]]:

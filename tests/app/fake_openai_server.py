@@ -15,6 +15,10 @@ A responder makes concurrent conversations easy: route on something in the
 body (e.g. the first user message). Usage is computed from the request
 (chars/4 of the messages' JSON) unless a reply fixes it, so context growth and
 compaction show up in the reported ``total_tokens`` as with a real provider.
+
+Two replies model a provider that does not answer: :meth:`Reply.dripping` sends its
+body one byte at a time (each read succeeds, so a per-read timeout never fires) and
+:meth:`Reply.hanging` never answers at all; both stop when the server stops.
 """
 
 from __future__ import annotations
@@ -68,6 +72,10 @@ class Reply:
     """A raw body sent as is with ``status`` (a truncated completion, a proxy's HTML page …)."""
     content_type: str = "application/json"
     """The ``content-type`` of the response."""
+    drip: float = 0.0
+    """Seconds between two bytes of the body (0: the body is sent at once)."""
+    hang: bool = False
+    """Read the request and never answer (until the server stops)."""
 
     @classmethod
     def text(
@@ -113,6 +121,16 @@ class Reply:
     def raw(cls, body: bytes, content_type: str = "application/json") -> Reply:
         """A 200 answer with ``body`` verbatim, whatever it holds."""
         return cls(body=body, content_type=content_type)
+
+    @classmethod
+    def dripping(cls, content: str, every: float = 0.2) -> Reply:
+        """A final answer whose body arrives one byte every ``every`` seconds."""
+        return cls(content=content, drip=every)
+
+    @classmethod
+    def hanging(cls) -> Reply:
+        """No answer at all: the connection stays open until the server stops."""
+        return cls(hang=True)
 
     @classmethod
     def context_length_exceeded(cls) -> Reply:
@@ -190,6 +208,7 @@ class FakeOpenAIServer:
         """Every request body received, in arrival order."""
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -206,6 +225,9 @@ class FakeOpenAIServer:
                 length = int(self.headers.get("content-length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 reply, number = server._next(self.path, body)
+                if reply.hang:
+                    server._stopping.wait()
+                    return
                 if reply.delay:
                     time.sleep(reply.delay)
                 payload = (
@@ -219,7 +241,14 @@ class FakeOpenAIServer:
                     self.send_header(key, value)
                 self.end_headers()
                 try:
-                    self.wfile.write(data)
+                    if not reply.drip:
+                        self.wfile.write(data)
+                        return
+                    for at in range(len(data)):
+                        self.wfile.write(data[at : at + 1])
+                        self.wfile.flush()
+                        if server._stopping.wait(reply.drip):
+                            return
                 except (BrokenPipeError, ConnectionResetError):
                     return  # the client gave up (a timeout test)
 
@@ -239,6 +268,7 @@ class FakeOpenAIServer:
 
     def stop(self) -> None:
         """Stop serving and close the socket."""
+        self._stopping.set()
         if self._httpd is not None:
             self._httpd.shutdown()
             self._httpd.server_close()

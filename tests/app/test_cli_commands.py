@@ -193,8 +193,8 @@ def test_cli_batch_refuses_to_overwrite_its_inputs(tmp_path):
     before = (tmp_path / "s.json").read_bytes()
     result = forge("batch", tmp_path, "-o", tmp_path)
     actual = (result.returncode, (tmp_path / "s.json").read_bytes() == before)
-    assert actual == (1, True)
-    assert "would overwrite the input" in result.stderr
+    assert actual == (2, True)
+    assert "inputs are never overwritten" in result.stderr
 
 
 def test_cli_batch_recursive_glob_keeps_same_named_files_apart(tmp_path):

@@ -44,8 +44,8 @@ PLACEHOLDERS = [
     (
         "failed_command",
         ("bash", '{"command": "pytest -x"}', FAILED_OUTPUT, False),
-        "[tool output pruned: bash `pytest -x` -> failed: FAILED tests/t.py::test_a - assert "
-        "1 == 2 | E assert 1 == 2 | exit code 1, 4,605 chars]",
+        "[tool output pruned: bash `pytest -x` -> failed: E assert 1 == 2 | FAILED "
+        "tests/t.py::test_a - assert 1 == 2 | exit code 1, 4,605 chars]",
     ),
     (
         "error_flag",
@@ -105,7 +105,25 @@ def test_prune_points_a_repeated_output_at_the_first_call():
 
     actual = prune_tool_outputs(fixture, protect_from=len(fixture) - 2).context[5].text
 
-    assert actual == "[tool output pruned: read `a.py` -> same output as call call_1, 4,812 chars]"
+    assert actual == "[tool output pruned: read `a.py` (same output as call call_1), 4,812 chars]"
+
+
+def test_prune_keeps_the_failure_of_a_repeated_output():
+    failed = "<returncode>1</returncode>\n<output>\n" + "x\n" * 300 + "KeyError: 'a'\n</output>"
+    fixture = _session(
+        ("bash", '{"command": "python t.py"}', failed, False),
+        ("bash", '{"command": "python t.py"}', failed, False),
+    )
+
+    pruned = prune_tool_outputs(fixture, protect_from=len(fixture) - 2).context
+    actual = [pruned[index].text for index in (3, 5)]
+
+    assert actual == [
+        "[tool output pruned: bash `python t.py` -> failed: KeyError: 'a' | exit code 1, "
+        "659 chars]",
+        "[tool output pruned: bash `python t.py` (same output as call call_1) -> failed: "
+        "KeyError: 'a' | exit code 1, 659 chars]",
+    ]
 
 
 def test_prune_keeps_short_outputs_user_messages_and_the_tail():
@@ -263,7 +281,7 @@ def test_a_summary_of_pruned_outputs_keeps_their_outcome_and_evidence():
     assert (
         lines(pruned)
         == [
-            (False, "FAILED tests/t.py::test_a - assert 1 == 2 | E assert 1 == 2 | exit code 1"),
+            (False, "E assert 1 == 2 | FAILED tests/t.py::test_a - assert 1 == 2 | exit code 1"),
             (True, None),
             (True, None),
         ]

@@ -10,7 +10,17 @@ from forge_app.compaction.llm._prompt import END_MARKER, framed
 from forge_app.compaction.llm._span import find_span, frame_of
 from forge_app.compaction.llm._splice import splice_summary
 from forge_app.summary import SummaryFrame, SummaryTransformer
-from forge_domain import Compact, CompactionStrategy, Context, Role, TextMessage, ToolCatalog
+from forge_domain import (
+    Compact,
+    CompactionStrategy,
+    Context,
+    ContextSummary,
+    Role,
+    TextMessage,
+    ToolCall,
+    ToolCatalog,
+    ToolResult,
+)
 from forge_domain.testing import pattern
 from forge_domain.validation import find_violations
 from tests.app.engine_sessions import coding_session
@@ -87,6 +97,24 @@ def test_find_span_reads_a_summary_written_under_an_earlier_prefix():
 
 FRAME = SummaryFrame().render
 
+
+def test_find_span_keeps_the_calls_of_a_turn_a_summary_was_merged_into():
+    call = ToolCall(id="c1", name="shell", arguments='{"command": "pytest"}')
+    fixture = [
+        TextMessage.system("s"),
+        TextMessage.user("task"),
+        TextMessage(role=Role.ASSISTANT, content=framed("## Goal\nold goal"), tool_calls=(call,)),
+        ToolResult.failed("c1", "FAILED t.py::test_a"),
+        TextMessage.user("next"),
+        TextMessage.assistant("ok"),
+    ]
+
+    span = find_span(fixture, min_tail_messages=2, tail_tokens=0)
+    actual = (span.previous, [(m.text, bool(getattr(m, "tool_calls", None))) for m in span.turns])
+
+    assert actual == ("## Goal\nold goal", [("", True), ("FAILED t.py::test_a", False)])
+
+
 VALID_UNITS = st.lists(st.sampled_from(["u", "a", "tr", "te", "Trr", "Tre"]), max_size=12).map(
     "".join
 )
@@ -153,3 +181,29 @@ def test_frame_of_gives_the_summariser_only_the_span_s_own_turns():
     actual = ("src/parser_4.py" in frame.text, "src/parser_4.py" in frame.record)
 
     assert actual == (True, False)
+
+
+def test_frame_fold_keeps_the_calls_of_a_turn_an_llm_summary_was_merged_into():
+    call = ToolCall(id="c1", name="shell", arguments='{"command": "pytest -x"}')
+    merged = TextMessage(
+        role=Role.ASSISTANT,
+        content=framed("## Goal\nold goal"),
+        tool_calls=(call,),
+        summary_data=ContextSummary().model_dump(mode="json"),
+    )
+    fixture = Context(
+        [
+            TextMessage.system("s"),
+            TextMessage.user("task"),
+            merged,
+            ToolResult.failed("c1", "FAILED t.py::test_a"),
+            TextMessage.user("next"),
+            TextMessage.assistant("ok"),
+        ]
+    )
+    compactor = Compactor(Compact(retention_window=2))
+
+    outcome = compactor.compact(fixture, compactor.forced_strategy())
+    summary = next(m.text for m in outcome.context if m.summary_data is not None)
+
+    assert ("```\npytest -x\n```" in summary, "FAILED t.py::test_a" in summary) == (True, True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,33 +20,48 @@ from forge_domain.testing import pattern, pattern_of
 from forge_domain.validation import find_violations
 
 SPLICES = [
-    # (id, letters, span, expected pattern)
-    ("after_system_before_assistant", "suaua", (1, 1), "suaua"),
-    ("after_user_before_user", "suaua", (2, 2), "suuua"),
-    ("after_assistant_before_assistant", "suaaa", (3, 3), "suaua"),
-    ("after_system_before_user", "suaua", (1, 2), "suua"),
-    ("after_the_task_before_assistant", "suauaa", (2, 4), "suua"),
-    ("at_the_start_before_user", "uaua", (0, 1), "uua"),
-    ("to_the_end", "suaua", (2, 4), "suu"),
+    # (id, letters, span, expected pattern, role of the message holding the summary, standalone)
+    ("after_system_before_assistant", "suaua", (1, 1), "suaua", Role.USER, True),
+    ("after_user_before_user", "suaua", (2, 2), "suaua", Role.ASSISTANT, True),
+    ("after_assistant_before_assistant", "suaaa", (3, 3), "suaua", Role.USER, True),
+    ("after_system_before_user", "suaua", (1, 2), "sua", Role.USER, False),
+    ("after_the_task_before_assistant", "suauaa", (2, 4), "sua", Role.ASSISTANT, False),
+    ("at_the_start_before_user", "uaua", (0, 1), "ua", Role.USER, False),
+    ("to_the_end", "suaua", (2, 4), "sua", Role.ASSISTANT, True),
+    ("after_a_tool_result_before_assistant", "sutrua", (4, 4), "sutrua", Role.USER, True),
 ]
 
 
+def _alternates(context: Context) -> bool:
+    """No two user or two assistant turns in a row (tool results belong to the assistant's)."""
+    turns = [m.role for m in context if isinstance(m, TextMessage) and m.role != Role.SYSTEM]
+    return all(a != b for a, b in pairwise(turns))
+
+
 @pytest.mark.parametrize(
-    ("letters", "span", "expected_pattern"),
+    ("letters", "span", "expected_pattern", "role", "standalone"),
     [c[1:] for c in SPLICES],
     ids=[c[0] for c in SPLICES],
 )
-def test_splice_summary_is_a_standalone_user_message(letters, span, expected_pattern):
+def test_splice_summary_keeps_the_turns_alternating(
+    letters, span, expected_pattern, role, standalone
+):
     fixture = pattern(letters)
 
     spliced = Context(splice_summary(list(fixture), span, "## Goal\nship it"))
     holder = next(m for m in spliced if m.text.startswith(SUMMARY_PREFIX))
-    actual = (pattern_of(spliced), holder.role, holder.text.endswith(END_MARKER))
+    actual = (
+        pattern_of(spliced),
+        holder.role,
+        holder.text.endswith(END_MARKER),
+        _alternates(spliced),
+        find_violations(spliced),
+    )
 
-    assert actual == (expected_pattern, Role.USER, True)
+    assert actual == (expected_pattern, role, standalone, True, [])
 
 
-def test_splice_summary_after_the_task_stands_alone_with_the_frame():
+def test_splice_summary_between_the_task_and_an_assistant_turn_merges_into_that_turn():
     fixture = [
         TextMessage.system("sys"),
         TextMessage.user("task"),
@@ -58,8 +75,7 @@ def test_splice_summary_after_the_task_stands_alone_with_the_frame():
 
     assert actual == [
         (Role.USER, "task", None),
-        (Role.USER, framed("## Goal\nship it"), {"blocks": []}),
-        (Role.ASSISTANT, "latest answer", None),
+        (Role.ASSISTANT, framed("## Goal\nship it") + "\n\nlatest answer", {"blocks": []}),
     ]
 
 

@@ -8,7 +8,7 @@ from forge_app.compaction._compactor import is_summary_message
 from forge_app.compaction._frame_engine import FrameEngine
 from forge_app.compaction._pruning import PRUNED_MARKER
 from forge_app.compaction._tiers import TieredEngine
-from forge_domain import Context, TextMessage
+from forge_domain import Context, TextMessage, ToolCatalog, ToolResult
 from forge_domain.validation import find_violations
 from tests.app.engine_sessions import coding_agent, coding_session
 
@@ -50,6 +50,32 @@ async def test_pruning_alone_when_it_brings_the_context_under_budget():
     )
 
     assert actual == ("prune", len(fixture), True, 4, (6, 18), [])
+
+
+def _unflagged(context: Context) -> Context:
+    """The session with its failed results unflagged: only their output says they failed."""
+    return Context(
+        [
+            ToolResult.of(m.call_id, "<returncode>1</returncode>\n" + m.text)
+            if isinstance(m, ToolResult) and m.is_error
+            else m
+            for m in context
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("inference", "expected"), [("output", 4), ("none", 0)], ids=["output", "none"]
+)
+async def test_pruning_reads_outcomes_with_the_engines_catalog(inference, expected):
+    agent = coding_agent("frame")
+    catalog = ToolCatalog.default().model_copy(update={"failure_inference": inference})
+    engine = TieredEngine(FrameEngine(agent, cwd="/repo"), agent, cwd="/repo", catalog=catalog)
+
+    outcome = await engine.compress(_unflagged(coding_session()))
+    actual = sum(" -> failed" in m.text for m in outcome.context if isinstance(m, ToolResult))
+
+    assert (outcome.result.engine, actual) == ("prune", expected)
 
 
 async def test_the_summary_tier_runs_when_pruning_is_not_enough():

@@ -36,6 +36,11 @@ SHELL_EDITS = [
     ("move", "mv old.py new.py", ("new.py", "old.py")),
     ("copy", "cp base.ini site.ini", ("site.ini",)),
     ("git_apply", "git apply <<'EOF'\n--- a/m.py\n+++ b/m.py\n@@\nEOF", ("m.py",)),
+    (
+        "diff_written_not_applied",
+        "cat > fix.patch <<'EOF'\n--- a/m.py\n+++ b/m.py\nEOF",
+        ("fix.patch",),
+    ),
     ("read_only", "cat src/app.py && grep -n x src/app.py", ()),
     ("dev_null", "python run.py > /dev/null 2>&1", ()),
 ]
@@ -51,28 +56,43 @@ def test_extract_facts_finds_files_written_by_shell_commands(command, paths):
 
 
 FAILURES = [
+    # (id, output, evidence line, exit code)
     (
         "returncode",
         "<returncode>2</returncode>\n<output>\nerror: no such file\n</output>",
         "error: no such file",
+        2,
     ),
     (
         "traceback",
         "Traceback (most recent call last):\n  File \"x.py\", line 1\nKeyError: 'a'",
         "KeyError: 'a'",
+        None,
     ),
-    ("exit_code_only", "<returncode>1</returncode>\n<output>\n</output>", "exit code 1"),
-    ("success", "<returncode>0</returncode>\n<output>\nok\n</output>", None),
+    (
+        "traceback_then_more_output",
+        "<returncode>1</returncode>\n<output>\nTraceback (most recent call last):\n"
+        '  File "t.py", line 3, in <module>\n    get()\n'
+        "Product.DoesNotExist: Product matching query does not exist.\n"
+        "Later the script printed this line.\n</output>",
+        "Product.DoesNotExist: Product matching query does not exist.",
+        1,
+    ),
+    ("exit_code_only", "<returncode>1</returncode>\n<output>\n</output>", None, 1),
+    ("success", "<returncode>0</returncode>\n<output>\nok\n</output>", None, None),
 ]
 
 
 @pytest.mark.parametrize(
-    ("output", "evidence"), [c[1:] for c in FAILURES], ids=[c[0] for c in FAILURES]
+    ("output", "evidence", "code"), [c[1:] for c in FAILURES], ids=[c[0] for c in FAILURES]
 )
-def test_extract_facts_reads_failures_with_their_evidence(output, evidence):
+def test_extract_facts_reads_failures_with_their_evidence(output, evidence, code):
     facts = extract_facts(session(bash("python x.py", output)))
 
-    assert facts.last_error == evidence
+    last = facts.last_error
+    actual = (last.evidence, last.exit_code) if last is not None else None
+
+    assert actual == (None if evidence is None and code is None else (evidence, code))
 
 
 def test_extract_facts_separates_asks_from_text_protocol_observations():
@@ -90,6 +110,170 @@ def test_extract_facts_separates_asks_from_text_protocol_observations():
     facts = extract_facts(fixture)
 
     assert (facts.task, facts.asks) == ("fix the parser", ("also add a test",))
+
+
+FENCED_TURNS = [
+    # (id, assistant text, the command the failure is charged to, paths written)
+    (
+        "python_block_then_bash_block",
+        "Here is the fix:\n```python\nx = 1\n```\nthen run\n```bash\nsed -i 's/a/b/' x.py\n```",
+        "sed -i 's/a/b/' x.py",
+        ("x.py",),
+    ),
+    (
+        "four_backtick_fence_holding_three",
+        "````\n```bash\nrm -rf /\n```\n````\n```bash\ntouch ok.txt\n```",
+        "touch ok.txt",
+        ("ok.txt",),
+    ),
+    ("bare_fence", "THOUGHT: go\n```\ncreate new.py\n```", "create new.py", ("new.py",)),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "command", "paths"),
+    [c[1:] for c in FENCED_TURNS],
+    ids=[c[0] for c in FENCED_TURNS],
+)
+def test_extract_facts_reads_each_fence_on_its_own(text, command, paths):
+    fixture = Context(
+        [
+            TextMessage.user("fix it"),
+            TextMessage.assistant(text),
+            TextMessage.user("<returncode>1</returncode>\n<output>\nerror: boom\n</output>"),
+        ]
+    )
+
+    facts = extract_facts(fixture)
+    actual = ([f.command for f in facts.failures], facts.modified_paths)
+
+    assert actual == ([command], paths)
+
+
+QUOTED_ARROWS = [
+    ("sed_address_with_arrow", "sed -i '/def f() -> None:/a pass' src/app.py", ("src/app.py",)),
+    ("echo_of_a_comparison", 'echo "a > b" > out.txt', ("out.txt",)),
+    ("python_comparison", 'python -c "print(1 > 0)"', ()),
+    ("heredoc_body_arrow", "cat > gen.py <<'EOF'\nx = a -> b > c\nEOF", ("gen.py",)),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "paths"), [c[1:] for c in QUOTED_ARROWS], ids=[c[0] for c in QUOTED_ARROWS]
+)
+def test_extract_facts_reads_no_redirection_inside_quotes(command, paths):
+    facts = extract_facts(session(bash(command, "<returncode>0</returncode>")))
+
+    assert facts.modified_paths == paths
+
+
+SWE_AGENT_PROMPT = "\n(Open file: /r/a.py)\n(Current directory: /r)\nbash-$"
+USER_TURNS = [
+    # (id, previous assistant action, user message, counted as an ask)
+    (
+        "swe_agent_traceback",
+        "python x.py",
+        "Traceback (most recent call last):\n  File" + SWE_AGENT_PROMPT,
+        False,
+    ),
+    (
+        "swe_agent_search",
+        "find_file a.py",
+        'Found 1 matches for "a.py":\n/r/a.py' + SWE_AGENT_PROMPT,
+        False,
+    ),
+    (
+        "swe_agent_syntax_error",
+        "edit 1:1",
+        "Your proposed edit has introduced new syntax error(s)." + SWE_AGENT_PROMPT,
+        False,
+    ),
+    (
+        "format_error",
+        "ls",
+        "Please always provide EXACTLY ONE action in triple backticks, found 2 actions.",
+        False,
+    ),
+    (
+        "submitted_diff",
+        "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git diff",
+        "diff --git a/x b/x\n+1",
+        False,
+    ),
+    ("person", "ls", "also add a test for the empty case", True),
+]
+
+
+@pytest.mark.parametrize(
+    ("action", "text", "is_ask"), [c[1:] for c in USER_TURNS], ids=[c[0] for c in USER_TURNS]
+)
+def test_extract_facts_counts_no_observation_as_an_ask(action, text, is_ask):
+    fixture = Context(
+        [
+            TextMessage.user("fix it"),
+            TextMessage.assistant(f"THOUGHT: act\n```\n{action}\n```"),
+            TextMessage.user(text),
+        ]
+    )
+
+    assert extract_facts(fixture).asks == ((text,) if is_ask else ())
+
+
+def test_extract_facts_treats_deeply_nested_arguments_as_unparseable():
+    nested = "[" * 100_000 + "]" * 100_000
+    call = ToolCall(id="c0", name="edit_file", arguments=nested)
+    fixture = Context(
+        [
+            TextMessage.user("fix it"),
+            TextMessage.assistant(None, (call,)),
+            ToolResult(
+                call_id="c0", content="<returncode>1</returncode>\n<output>\nerror: x\n</output>"
+            ),
+        ]
+    )
+
+    facts = extract_facts(fixture)
+    kept = retention(facts, fixture)
+
+    assert (facts.modified_paths, facts.failures[0].evidence, kept.failures) == (
+        (),
+        "error: x",
+        (1, 1),
+    )
+
+
+EXIT_CODE_CONTEXTS = [
+    # (id, what the compacted context says, the failure counted as kept)
+    (
+        "next_to_its_command",
+        "**Execute:** (failed)\n```\ngrep -n foo a.py\n```\nError: `exit code 1`",
+        True,
+    ),
+    (
+        "pruned_placeholder",
+        "[tool output pruned: bash `grep -n foo a.py` -> failed: exit code 1, 30 chars]",
+        True,
+    ),
+    (
+        "exit_code_of_another_command",
+        "**Execute:**\n```\ngrep -n foo a.py\n```\n"
+        + "**Update:** `b.py`\n" * 40
+        + "**Execute:** (failed)\n```\nmake\n```\nError: `exit code 1`",
+        False,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("summary", "kept"), [c[1:] for c in EXIT_CODE_CONTEXTS], ids=[c[0] for c in EXIT_CODE_CONTEXTS]
+)
+def test_retention_finds_an_exit_code_only_next_to_its_command(summary, kept):
+    facts = extract_facts(
+        session(bash("grep -n foo a.py", "<returncode>1</returncode>\n<output>\n</output>"))
+    )
+    compacted = Context([TextMessage.user("fix the parser"), TextMessage.user(summary)])
+
+    assert retention(facts, compacted).failures == (int(kept), 1)
 
 
 def test_retention_of_an_uncompacted_session_is_complete():

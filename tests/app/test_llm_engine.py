@@ -8,15 +8,32 @@ import anyio
 import pytest
 from structlog.testing import capture_logs
 
+from forge_app.compaction._compactor import Compactor
 from forge_app.compaction._registry import resolve_engine
 from forge_app.compaction.llm._engine import LLMEngine
-from forge_app.compaction.llm._prompt import SUMMARY_PREFIX, VERIFIED_FACTS_HEADING, framed
+from forge_app.compaction.llm._prompt import (
+    END_MARKER,
+    SUMMARY_PREFIX,
+    VERIFIED_FACTS_HEADING,
+    framed,
+)
 from forge_app.errors import EngineUnavailable, SummaryAuthFailed
 from forge_app.evaluation import evaluate
 from forge_app.files import read_transcript
 from forge_app.summary import SummaryFrame
 from forge_app.summary._frame import SUMMARY_PREAMBLE
-from forge_domain import Agent, Context, ContextSummary, TextMessage, TokenCount, Usage
+from forge_domain import (
+    Agent,
+    Compact,
+    Context,
+    ContextSummary,
+    Role,
+    TextMessage,
+    TokenCount,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 from forge_domain.validation import find_violations
 from tests.app.engine_sessions import SECRET, coding_agent, coding_session
 from tests.app.fake_openai_server import FakeOpenAIServer, Reply
@@ -76,7 +93,9 @@ def engine(client, clock):
 
 
 def _summary_of(context: Context) -> str:
-    return next(m.text for m in context if m.text.startswith(SUMMARY_PREFIX))
+    """The framed summary (a message of its own, or merged ahead of a message's text)."""
+    text = next(m.text for m in context if m.text.startswith(SUMMARY_PREFIX))
+    return text[: text.index(END_MARKER) + len(END_MARKER)]
 
 
 def _prompt(server: FakeOpenAIServer, number: int = -1) -> str:
@@ -96,7 +115,8 @@ async def test_llm_engine_splices_a_good_summary(server, engine):
         result.coverage,
         result.compacted_range,
         find_violations(outcome.context),
-        outcome.context[-3:] == fixture[-3:],
+        outcome.context[-2:] == fixture[-2:],
+        outcome.context[-3].text == framed(GOOD) + "\n\n" + fixture[-3].text,
         server.requests[0]["model"],
     )
 
@@ -108,7 +128,62 @@ async def test_llm_engine_splices_a_good_summary(server, engine):
         (2, len(fixture) - 4),
         [],
         True,
+        True,
         "cheap-model",
+    )
+
+
+def _turns(context: Context) -> str:
+    """The turns after the system prompt: ``u`` user, ``a`` assistant, ``r`` a tool result
+    (on the user's side for providers that alternate, as Anthropic's ``tool_result``)."""
+    return "".join(
+        "r" if isinstance(m, ToolResult) else "u" if m.role == Role.USER else "a"
+        for m in context
+        if isinstance(m, ToolResult) or m.role != Role.SYSTEM
+    )
+
+
+def _more_work(context: Context, rounds: int) -> Context:
+    """``context``, a new ask and ``rounds`` tool rounds with big outputs."""
+    messages = [*context, TextMessage.user("Now build the docs.")]
+    for number in range(rounds):
+        call = ToolCall(
+            id=f"more{len(context)}_{number}", name="shell", arguments='{"command": "make docs"}'
+        )
+        messages += [
+            TextMessage.assistant(f"Building the docs, try {number}.", (call,)),
+            ToolResult.of(f"more{len(context)}_{number}", "built\n" * 400),
+        ]
+    messages.append(TextMessage.assistant("The docs are built."))
+    return Context(messages)
+
+
+async def test_llm_engine_keeps_the_turns_alternating_over_two_compactions(server, engine):
+    server.script(Reply.text(GOOD), Reply.text(GOOD.replace("Make", "Still make")))
+
+    first = (await engine.compress(coding_session())).context
+    second = (await engine.compress(_more_work(first, 4), mode="forced")).context
+    actual = (
+        [("uu" in _turns(c), "aa" in _turns(c)) for c in (first, second)],
+        [
+            find_violations(c, dialect)
+            for c in (first, second)
+            for dialect in ("openai", "anthropic")
+        ],
+        [c[1].text for c in (first, second)],
+        "<previous-summary>" in _prompt(server)
+        and "Make the parser tests pass." in _prompt(server),
+        _summary_of(second) == framed(GOOD.replace("Make", "Still make")),
+        sum(m.text.count(SUMMARY_PREFIX) for m in second),
+    )
+
+    assert actual == (
+        [(False, False), (False, False)],
+        [[], [], [], []],
+        [TASK, TASK],
+        True,
+        True,
+        1,
     )
 
 
@@ -458,3 +533,22 @@ async def test_llm_engine_reports_its_calls_to_the_eval(server, monkeypatch):
         True,
         1_000 * len(server.requests),
     )
+
+
+async def test_llm_engine_sends_an_earlier_frame_within_the_record_budget(server, engine):
+    compactor = Compactor(Compact(retention_window=2))
+    session = _more_work(coding_session(8), 6)
+    framed_context = compactor.compact(session, compactor.forced_strategy()).context
+    frame_text = next(m.text for m in framed_context if m.summary_data is not None)
+    server.script(Reply.text(GOOD))
+
+    await engine.compress(_more_work(framed_context, 6), mode="forced")
+    previous = _prompt(server).split("<previous-summary>")[1].split("</previous-summary>")[0]
+    record_chars = engine.compact.summary_budget() * 4 // 3
+    actual = (
+        len(frame_text) > record_chars,
+        len(previous) <= record_chars + 20,
+        "src/parser_8.py" in previous,
+    )
+
+    assert actual == (True, True, True)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from forge_app.compaction._compactor import Compactor
 from forge_app.compaction.llm._engine import LLMEngine
 from forge_app.summary import REDACTED, RedactSecrets, SummaryTransformer
+from forge_app.summary._redaction import _RULES, redact
 from forge_domain import (
     Compact,
     Context,
@@ -181,3 +184,73 @@ async def test_llm_engine_sends_and_writes_no_secret(server, reply, text, secret
     sent = json.dumps(server.requests)
     actual = (secret in sent, "[REDACTED" in sent, secret in summary.text, len(server.requests))
     assert actual == (False, True, False, 1)
+
+
+@pytest.mark.parametrize(
+    ("redact_secrets", "kept"), [(True, False), (False, True)], ids=["on", "off"]
+)
+@pytest.mark.anyio
+async def test_llm_fallback_honours_redact_secrets(server, redact_secrets, kept):
+    server.requests.clear()
+    server.script(Reply.error(500))
+    async with server.client() as client:
+        agent = coding_agent(redact_secrets=redact_secrets)
+        engine = LLMEngine(agent, client=client, cwd="/repo", timeout=5.0)
+        outcome = await engine.compress(_llm_session_with(f"export OPENAI_API_KEY={KEY}"))
+
+    summary = next(m for m in outcome.context if m.summary_data is not None)
+    actual = (outcome.result.engine, KEY in summary.text, KEY in json.dumps(server.requests))
+    assert actual == ("frame", kept, False)
+
+
+def test_redact_secrets_reaches_the_evidence_of_a_failure():
+    def failed(evidence: str) -> ToolCallItem:
+        return ToolCallItem(
+            id="c1", tool=ShellTool(command="./deploy"), is_success=False, evidence=evidence
+        )
+
+    fixture = _summary(failed(f"error: bad key {KEY} | exit code 1"))
+
+    actual = RedactSecrets()(fixture)
+
+    assert actual == _summary(failed(f"error: bad key {REDACTED} | exit code 1"))
+
+
+def _every_rule(text: str) -> str:
+    """``redact`` without its one-search shortcut: each rule whose hint the text holds."""
+    folded = text.lower()
+    for rule in _RULES:
+        if any(hint in folded for hint in rule.hints):
+            text = rule.pattern.sub(rule.replace, text)
+    return text
+
+
+_PIECES = [
+    *sorted({hint for rule in _RULES for hint in rule.hints}),
+    "API_KEY",
+    "Bearer ",
+    "Authorization",
+    " ",
+    "=",
+    ": ",
+    '"',
+    "x9Kq2LmN8pR4sT6v",
+    "\n",
+    "https://u",
+    "@host",
+]
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
+def test_redact_gives_what_every_rule_gives(text):
+    assert redact(text) == _every_rule(text)
+
+
+@pytest.mark.parametrize(("text", "secret"), [p.values for p in FAKES])
+def test_redact_secrets_redacts_a_repeated_string_every_time(text, secret):
+    item = TextItem(text=text)
+    summary = ContextSummary(blocks=(SummaryBlock(role=Role.USER, contents=(item, item)),))
+
+    texts = [i.text for i in RedactSecrets()(summary).blocks[0].contents]
+
+    assert [secret in t for t in texts] == [False, False]

@@ -11,6 +11,10 @@ from hypothesis import strategies as st
 from forge_app.summary._budget import (
     COMMAND_LIMIT,
     MIN_TEXT_LIMIT,
+    SHORT_COMMAND,
+    SHORT_EVIDENCE,
+    _short_command,
+    _short_evidence,
     drop_oldest_narration,
     fit_summary,
     limit_texts,
@@ -69,7 +73,7 @@ def test_limit_texts_cuts_texts_and_commands():
             SummaryBlock(role=Role.USER, contents=(TextItem(text=truncate_text("u" * 50, 45)),)),
             SummaryBlock(
                 role=Role.ASSISTANT,
-                contents=(_shell(truncate_text("x" * (COMMAND_LIMIT + 10), 45)),),
+                contents=(_shell(truncate_text("x" * (COMMAND_LIMIT + 10), SHORT_COMMAND)),),
             ),
         )
     )
@@ -485,3 +489,39 @@ def test_fit_summary_drops_the_oldest_first_narration_then_lines_then_errors_the
         not cut or (not narration and not details and not errors),
     )
     assert actual == (True, True, True, True, True, True)
+
+
+def _failed(command: str, evidence: str | None) -> ToolCallItem:
+    return ToolCallItem(
+        id="c", tool=ShellTool(command=command), is_success=False, evidence=evidence
+    )
+
+
+SHORT_EVIDENCE_CASES = [
+    ("short_already", "KeyError: 'a'", "KeyError: 'a'"),
+    (
+        "error_line_of_each_run",
+        "E2 | at x.py:3 | exit code 1; earlier: E1 | exit code 2",
+        "E2; earlier: E1",
+    ),
+    ("long_error_line", "x" * 200 + " | exit code 1", "x" * (SHORT_EVIDENCE - 1) + "…"),
+]
+
+
+@pytest.mark.parametrize(
+    ("evidence", "expected"),
+    [c[1:] for c in SHORT_EVIDENCE_CASES],
+    ids=[c[0] for c in SHORT_EVIDENCE_CASES],
+)
+def test_short_evidence_keeps_the_error_line_of_every_failure(evidence, expected):
+    actual = _short_evidence(_failed("pytest", evidence)).evidence
+
+    assert actual == expected
+
+
+def test_short_command_folds_white_space_before_cutting():
+    command = "cd /testbed && sed -i '935a\\" + " " * 40 + "# Use pk from related object' x.py"
+
+    actual = _short_command(_failed(command, None)).tool.command
+
+    assert actual == " ".join(command.split())[:SHORT_COMMAND].rstrip() + " …"

@@ -286,7 +286,11 @@ def _read(
 WITH_EARLIER_CASES = [
     (_read(True), _read(True), _read(True, 1, 0)),
     (_read(True), _read(False, evidence="E1"), _read(True, 1, 1, "E1")),
-    (_read(False, evidence="E2"), _read(False, evidence="E1"), _read(False, 1, 1, "E2")),
+    (
+        _read(False, evidence="E2"),
+        _read(False, evidence="E1"),
+        _read(False, 1, 1, "E2; earlier: E1"),
+    ),
     (_read(False), _read(True), _read(False, 1, 0)),
     (_read(True, 2, 1), _read(False, 3, 2), _read(True, 6, 4)),
 ]
@@ -298,7 +302,7 @@ WITH_EARLIER_CASES = [
     ids=[
         "two-successes",
         "failure-then-success-keeps-its-evidence",
-        "the-last-failure-s-evidence",
+        "two-failures-keep-both-errors-newest-first",
         "success-then-failure",
         "folded-lines",
     ],

@@ -15,6 +15,7 @@ from forge_domain import (
     pruned_output,
     shows_traceback,
 )
+from forge_domain.tool_outcome import evidence_runs, merged_evidence
 
 OUTCOME_ROWS = [
     ("returncode-0", "<returncode>0</returncode>\n<output>\nok\n</output>", "ok"),
@@ -68,7 +69,7 @@ EVIDENCE_ROWS = [
         "pytest",
         "<returncode>1</returncode>\n=== FAILURES ===\nE       assert 1 == 2\n"
         "FAILED t.py::test_a - assert 1 == 2\nFAILED t.py::test_b\n=== 2 failed ===",
-        "FAILED t.py::test_a - assert 1 == 2 | E assert 1 == 2 | FAILED t.py::test_b | exit code 1",
+        "E assert 1 == 2 | FAILED t.py::test_a - assert 1 == 2 | FAILED t.py::test_b | exit code 1",
     ),
     (
         "named-error",
@@ -169,3 +170,46 @@ def test_catalog_without_inference_reads_only_the_error_flag():
         catalog.outcome(ToolResult.failed("c", "boom")),
     )
     assert actual == ("unknown", None, "failed")
+
+
+@pytest.mark.parametrize(
+    ("outcome", "evidence"),
+    [("failed", "E   assert 1 == 2 | exit code 1"), ("ok", None), ("unknown", None)],
+    ids=["failed", "ok", "unknown"],
+)
+def test_a_pointer_to_the_same_output_is_read_back(outcome, evidence):
+    text = pruned_output("bash `make` (same output as call c1)", outcome, evidence, "9 chars")
+
+    assert (output_outcome(text), failure_evidence(text)) == (outcome, evidence)
+
+
+MERGES = [
+    # (id, last evidence, earlier evidence, merged)
+    ("failure_then_pass", None, "KeyError: 'a' | exit code 1", "KeyError: 'a' | exit code 1"),
+    ("no_evidence", None, None, None),
+    (
+        "two_errors",
+        "No module named 'pytz' | exit code 1",
+        "No module named 'asgiref' | exit code 1",
+        "No module named 'pytz' | exit code 1; earlier: No module named 'asgiref' | exit code 1",
+    ),
+    (
+        "same_error_twice",
+        "KeyError: 'a' | at x.py:3",
+        "KeyError: 'a' | at x.py:9",
+        "KeyError: 'a' | at x.py:3",
+    ),
+    ("at_most_three", "E4", "E3; earlier: E2; earlier: E1", "E4; earlier: E3; earlier: E2"),
+]
+
+
+@pytest.mark.parametrize(
+    ("last", "earlier", "merged"), [m[1:] for m in MERGES], ids=[m[0] for m in MERGES]
+)
+def test_merged_evidence_keeps_each_distinct_error_newest_first(last, earlier, merged):
+    actual = merged_evidence(last, earlier)
+
+    assert (actual, evidence_runs(actual) if actual else []) == (
+        merged,
+        merged.split("; earlier: ") if merged else [],
+    )

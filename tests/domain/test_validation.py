@@ -25,7 +25,8 @@ PATTERN_CASES = [
     ("sa", "openai", []),
     ("sa", "anthropic", [(1, "first_turn_not_user")]),
     ("s", "anthropic", [(0, "no_user_turn")]),
-    ("", "openai", []),
+    ("", "openai", [(0, "no_messages")]),
+    ("", "anthropic", [(0, "no_messages")]),
 ]
 
 

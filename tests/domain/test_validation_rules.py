@@ -5,7 +5,9 @@ what patterns cannot say: ``{2: "user"}`` turns message 2 into a user message (w
 its tool calls, if any), ``"system"`` and ``"assistant"`` likewise; ``"blank"``,
 ``"spaces"`` and ``"none"`` set its content to ``""``, whitespace or None;
 ``"no_calls"`` gives it an empty list of tool calls; ``"id:call_2"`` gives its first
-call (or, for a tool result, its answer) that id.
+call (or, for a tool result, its answer) that id; ``"call_type"`` gives its first call the
+type ``x``; ``"part:text"``, ``"part:empty"``, ``"part:image"`` and ``"part:banana"`` make
+its content one part of that kind (a tool result's too).
 """
 
 from __future__ import annotations
@@ -17,14 +19,36 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forge_domain import Context, ContextMessage, InvalidTranscript, Role, TextMessage, ToolResult
+from forge_domain.messages import ContentPart, ImagePart, OtherPart, TextPart
 from forge_domain.testing import PATTERN_LETTERS, pattern_messages
 from forge_domain.validation import Dialect, ensure_valid, find_violations, is_valid
 
-_EDITS = ("user", "system", "assistant", "blank", "spaces", "none", "no_calls")
+_EDITS = (
+    "user",
+    "system",
+    "assistant",
+    "blank",
+    "spaces",
+    "none",
+    "no_calls",
+    "call_type",
+    "part:text",
+    "part:empty",
+    "part:image",
+    "part:banana",
+)
+_PARTS: dict[str, ContentPart] = {
+    "text": TextPart(text="t"),
+    "empty": TextPart(text=""),
+    "image": ImagePart(url="data:image/png;base64,AA=="),
+    "banana": OtherPart(raw={"type": "banana"}),
+}
 
 
 def _edit(message: ContextMessage, edit: str) -> ContextMessage:
     kind, _, call_id = edit.partition(":")
+    if kind == "part":
+        return message.model_copy(update={"content": (_PARTS[call_id],)})
     if isinstance(message, ToolResult):
         return message.model_copy(update={"call_id": call_id}) if kind == "id" else message
     calls = message.tool_calls
@@ -36,6 +60,9 @@ def _edit(message: ContextMessage, edit: str) -> ContextMessage:
             return message.model_copy(update={"content": blank})
         case "no_calls":
             return message.model_copy(update={"tool_calls": ()})
+        case "call_type" if calls:
+            first = calls[0].model_copy(update={"call_type": "x"})
+            return message.model_copy(update={"tool_calls": (first, *calls[1:])})
         case "id" if calls:
             first = calls[0].model_copy(update={"id": call_id})
             return message.model_copy(update={"tool_calls": (first, *calls[1:])})
@@ -109,7 +136,20 @@ RULE_CASES = [
     ("first_turn_not_user", "sau", {}, "anthropic", [(1, "first_turn_not_user")]),
     ("first_turn_not_user/openai", "sau", {}, "openai", []),
     ("no_user_turn", "ss", {}, "anthropic", [(1, "no_user_turn")]),
-    ("no_user_turn/empty", "", {}, "anthropic", [(0, "no_user_turn")]),
+    ("no_messages", "", {}, "anthropic", [(0, "no_messages")]),
+    ("no_messages/openai", "", {}, "openai", [(0, "no_messages")]),
+    ("tool_call_type", "sutr", {2: "call_type"}, "openai", [(2, "tool_call_type")]),
+    ("content_part_type", "su", {1: "part:banana"}, "openai", [(1, "content_part_type")]),
+    (
+        "content_part_type/image_in_system",
+        "su",
+        {0: "part:image"},
+        "openai",
+        [(0, "content_part_type")],
+    ),
+    ("content_part_type/image_from_user", "sua", {1: "part:image"}, "openai", []),
+    ("content_part_type/tool_text", "sutr", {3: "part:text"}, "openai", []),
+    ("empty_text_part", "sua", {1: "part:empty"}, "openai", [(1, "empty_text_part")]),
     ("no_user_turn/openai", "ss", {}, "openai", []),
     (
         "order/calls_on_the_last_message",
@@ -260,7 +300,58 @@ def _first_turn_not_user(messages: list[ContextMessage], dialect: Dialect) -> li
 
 
 def _no_turn(messages: list[ContextMessage], dialect: Dialect) -> list[int]:
-    return [max(0, len(messages) - 1)] if dialect == "anthropic" and not _turns(messages) else []
+    if dialect != "anthropic" or not messages or _turns(messages):
+        return []
+    return [len(messages) - 1]
+
+
+def _no_messages(messages: list[ContextMessage], dialect: Dialect) -> list[int]:
+    return [] if messages else [0]
+
+
+def _call_types(messages: list[ContextMessage], dialect: Dialect) -> list[int]:
+    if dialect != "openai":  # chat completions' own rule (issue 14)
+        return []
+    return [
+        i
+        for i, m in _texts(messages)
+        for call in m.tool_calls or ()
+        if call.call_type not in (None, "function")
+    ]
+
+
+_ACCEPTED = {
+    "system": {TextPart},
+    "user": {TextPart, ImagePart},
+    "assistant": {TextPart},
+    "tool": {TextPart},
+}
+"""Part kinds each role takes, of those the edits make (OpenAI's chat completions)."""
+
+
+def _parts(messages: list[ContextMessage]) -> list[tuple[int, str, ContentPart]]:
+    return [
+        (i, "tool" if isinstance(m, ToolResult) else m.role.value, part)
+        for i, m in enumerate(messages)
+        if isinstance(m.content, tuple)
+        for part in m.content
+    ]
+
+
+def _part_types(messages: list[ContextMessage], dialect: Dialect) -> list[int]:
+    if dialect != "openai":  # chat completions' own rule (issue 14)
+        return []
+    return [i for i, role, part in _parts(messages) if type(part) not in _ACCEPTED[role]]
+
+
+def _empty_texts(messages: list[ContextMessage], dialect: Dialect) -> list[int]:
+    if dialect != "openai":  # chat completions' own rule (issue 14)
+        return []
+    return [
+        i
+        for i, role, part in _parts(messages)
+        if isinstance(part, TextPart) and not part.text and TextPart in _ACCEPTED[role]
+    ]
 
 
 ORACLE: dict[str, Callable[[list[ContextMessage], Dialect], list[int]]] = {
@@ -273,6 +364,10 @@ ORACLE: dict[str, Callable[[list[ContextMessage], Dialect], list[int]]] = {
     "system_not_first": _late_systems,
     "first_turn_not_user": _first_turn_not_user,
     "no_user_turn": _no_turn,
+    "no_messages": _no_messages,
+    "tool_call_type": _call_types,
+    "content_part_type": _part_types,
+    "empty_text_part": _empty_texts,
 }
 """Every rule and the indices at fault, one entry per violation."""
 
@@ -295,7 +390,7 @@ def _transcripts(draw: st.DrawFn) -> list[ContextMessage]:
     return _edited(letters, edits)
 
 
-_DIALECTS = st.sampled_from(["openai", "anthropic"])
+_DIALECTS = st.sampled_from(["openai", "anthropic", "responses"])
 
 
 @pytest.mark.parametrize("rule", list(ORACLE))

@@ -7,19 +7,21 @@ One compaction:
    splitting a call from its results);
 2. build the deterministic frame of the span as the frame engine does, and ask
    the summary model for a sectioned summary (or to update the previous one)
-   from the frame of the span's own turns (within half the summary budget),
-   excerpts of the latest turns and of the last error output (a quarter) and
+   from the frame of the span's own turns (within a third of the summary budget),
+   excerpts of the latest turns and of the last error output (a sixth) and
    the start of the task, all redacted: a fraction of the raw turns' size (the
    serialised turns go instead when they are the smaller input);
 3. check the summary against the frame and the head (the task, modified files,
    failed operations with their error line, pending asks), log what was
    checked and append whatever it missed;
-4. splice it in behind a reference-only prefix, as a standalone user message
-   after the head that carries the frame, every tool call still answered.
+4. splice it in behind a reference-only prefix, carrying the frame, in the role
+   that keeps user and assistant turns alternating (merged ahead of the next
+   message when no role does), every tool call still answered.
 
-When the model cannot deliver (timeout, 429, 5xx, empty or malformed output)
-the frame of the span (within the summary budget) is used instead and the
-engine cools down; credentials that are refused abort with
+When the model cannot deliver (timeout, 429, 5xx, empty or malformed output, no
+summary within the call's total deadline, a summary over twice its budget) the
+frame of the span (within the summary budget) is used instead and the engine
+cools down; credentials that are refused abort with
 :class:`SummaryAuthFailed`, the context unchanged.
 """
 
@@ -32,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import anyio
 import structlog
 
 if TYPE_CHECKING:
@@ -55,6 +58,7 @@ from forge_app.compaction.llm._serialize import (
 from forge_app.compaction.llm._span import Span, SpanFrame, find_span, frame_of
 from forge_app.compaction.llm._splice import splice_summary
 from forge_app.errors import EngineUnavailable, SummaryAuthFailed
+from forge_app.summary._budget import fit_summary
 from forge_app.summary._frame import SUMMARY_MARKER, SUMMARY_PREAMBLE, SummaryFrame
 from forge_app.summary._redaction import redact
 from forge_app.summary.transformers import SummaryTransformer
@@ -82,10 +86,16 @@ _MIN_SECTIONS = 2
 _SUMMARY_CEILING = 10_000
 _FRAMING_TOKENS = len(framed("")) // CHARS_PER_TOKEN
 """What the prefix and end marker cost: a smaller span is not worth summarising."""
-_RECORD_SHARE = 0.5
-"""The summariser's record of the span gets this share of the summary budget's characters."""
-_EXCERPT_SHARE = 0.25
-"""The excerpts of the latest turns get this share of the summary budget's characters."""
+_RECORD_SHARE = 1 / 3
+"""The summariser's record of the span gets this share of the summary budget's characters
+(10% of the threshold with the default budget, 30%)."""
+_EXCERPT_SHARE = 1 / 6
+"""The excerpts of the latest turns get this share of the summary budget's characters (5% of
+the threshold with the default budget)."""
+SUMMARY_DEADLINE = 180.0
+"""Seconds a whole summary call may take, the client's retries included (then: the frame)."""
+OVERSIZE_FACTOR = 2
+"""A summary longer than this many times the summary budget is refused (then: the frame)."""
 
 
 class _SummaryUnavailable(Exception):
@@ -107,6 +117,7 @@ class LLMEngine(BaseContextEngine):
         api_key: str | None = None,
         timeout: float = 120.0,
         max_retries: int = 2,
+        deadline: float = SUMMARY_DEADLINE,
         context_length: int | None = None,
         cwd: str | None = None,
         template_dir: Path | None = None,
@@ -126,8 +137,10 @@ class LLMEngine(BaseContextEngine):
                 agent's ``base_url``, else ``OPENAI_BASE_URL``).
             api_key: its key (else ``FORGE_SUMMARY_API_KEY``, else the variable the agent's
                 ``api_key_env`` names, else ``OPENAI_API_KEY``).
-            timeout: seconds the summary call may take.
+            timeout: the client's timeout per request (httpx: per read, connect …).
             max_retries: the client's retries on transient errors.
+            deadline: seconds the whole summary call may take, retries and slow bodies
+                included; past it the frame is used.
             context_length: the agent model's window, when known.
             cwd: working directory stripped from paths in the frame.
             template_dir: a directory with a custom frame template.
@@ -150,9 +163,10 @@ class LLMEngine(BaseContextEngine):
         self._api_key = api_key or os.environ.get(SUMMARY_API_KEY_ENV)
         self._timeout = timeout
         self._max_retries = max_retries
+        self._deadline = deadline
         self._catalog = catalog if catalog is not None else agent.tool_catalog()
         self._frame = SummaryFrame(template_dir)
-        self._transform = SummaryTransformer(cwd)
+        self._transform = SummaryTransformer(cwd, redact_secrets=agent.compact.redact_secrets)
         self._limits = limits if limits is not None else SerializationLimits()
         self._tail_ratio = tail_ratio
         self.guard = CompactionGuard(cooldown_seconds=cooldown_seconds, clock=clock)
@@ -178,18 +192,19 @@ class LLMEngine(BaseContextEngine):
             SummaryAuthFailed: the summary model refused the credentials (nothing changed).
             CompactionFailed: the result would not be provider-valid (nothing changed).
         """
-        ensure_valid(context)
+        ensure_valid(context, "shared")
+        budget = self.compact.summary_budget() * CHARS_PER_TOKEN
+        budgets = (budget, int(budget * _RECORD_SHARE))
         span = find_span(
             list(context),
             min_tail_messages=self.compact.retention_window,
             tail_tokens=int(self.threshold * self._tail_ratio),
+            frame_record=lambda data: _record(fit_summary(data, self._frame.render, budgets[1])[1]),
         )
         if span is None or sum(m.approx_tokens for m in span.messages) <= _FRAMING_TOKENS:
             return compaction_outcome(
                 context, context, None, engine=self.name, max_tokens=self.compact.max_tokens
             )
-        budget = self.compact.summary_budget() * CHARS_PER_TOKEN
-        budgets = (budget, int(budget * _RECORD_SHARE))
         frame = frame_of(span, self._catalog, self._transform, self._frame.render, budgets)
         facts = facts_of(frame.raw, frame.complete, span.task)
         if self.guard.is_cooling_down() and mode == "automatic":
@@ -264,7 +279,9 @@ class LLMEngine(BaseContextEngine):
     ) -> tuple[str, Usage | None]:
         prompt = summary_prompt(
             self._material(span, frame, budget),
-            previous=redact(span.previous) if span.previous is not None else None,
+            previous=(
+                redact(span.previous_for_model) if span.previous_for_model is not None else None
+            ),
             focus=redact(focus) if focus else None,
             target_tokens=self._target_tokens(span),
             task=redact(span.task) if span.task is not None else None,
@@ -273,11 +290,14 @@ class LLMEngine(BaseContextEngine):
 
         client = self._ensure_client()
         try:
-            response = await client.chat.completions.create(
-                model=self.model,
-                messages=[{"role": "user", "content": prompt}],
-                timeout=self._timeout,
-            )
+            with anyio.fail_after(self._deadline):  # the timeout is per read, not per call
+                response = await client.chat.completions.create(
+                    model=self.model,
+                    messages=[{"role": "user", "content": prompt}],
+                    timeout=self._timeout,
+                )
+        except TimeoutError as exc:
+            raise _SummaryUnavailable(f"no summary within {self._deadline:g} s") from exc
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
             raise SummaryAuthFailed(self.model, str(exc), exc.status_code) from exc
         except openai.APIStatusError as exc:
@@ -292,6 +312,12 @@ class LLMEngine(BaseContextEngine):
         if not isinstance(content, str) or not content.strip():
             raise _SummaryUnavailable("empty summary")
         text = redact(_THINK.sub("", content).strip())
+        if len(text) > OVERSIZE_FACTOR * budget:
+            limit = OVERSIZE_FACTOR * budget // CHARS_PER_TOKEN
+            raise _SummaryUnavailable(
+                f"summary of ~{len(text) // CHARS_PER_TOKEN:,} tokens, over {limit:,} "
+                f"({OVERSIZE_FACTOR}x the summary budget)"
+            )
         if sum(f"{title}".casefold() in text.casefold() for title, _ in SECTIONS) < _MIN_SECTIONS:
             raise _SummaryUnavailable("malformed summary (no sections)")
         return text, _usage_of(response)

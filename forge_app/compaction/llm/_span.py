@@ -53,6 +53,9 @@ class Span:
     """Structured frames of the earlier summaries, oldest first."""
     head: tuple[ContextMessage, ...]
     """The protected head, kept verbatim: system messages and the task."""
+    previous_for_model: str | None = None
+    """``previous`` as the summariser is sent it: earlier frames rendered by ``frame_record``
+    (bounded), earlier model-written summaries as they are."""
 
     @property
     def task(self) -> str | None:
@@ -62,13 +65,20 @@ class Span:
 
 
 def find_span(
-    messages: Sequence[ContextMessage], *, min_tail_messages: int, tail_tokens: int
+    messages: Sequence[ContextMessage],
+    *,
+    min_tail_messages: int,
+    tail_tokens: int,
+    frame_record: Callable[[ContextSummary], str] | None = None,
 ) -> Span | None:
     """The span between the protected head and tail, or None when it is empty.
 
     The head (system messages and the task, up to an earlier summary) is never
     summarised. When the whole conversation after the head fits the tail's
-    token budget, the tail shrinks to ``min_tail_messages``.
+    token budget, the tail shrinks to ``min_tail_messages``. For the summariser, an
+    earlier frame (the frame engine's summary, or the tiers') is the previous summary
+    as ``frame_record`` renders its structured frame (the engine bounds it like the
+    record of the span's own turns), else its text as it is.
     """
     start = head_end(messages, is_summary=is_engine_summary)
     end = tail_start(
@@ -82,18 +92,24 @@ def find_span(
     span = tuple(messages[start : end + 1])
     turns: list[ContextMessage] = []
     previous: list[str] = []
+    for_model: list[str] = []
     earlier: list[SummaryBlock] = []
     for message in span:
         if not isinstance(message, TextMessage) or not is_engine_summary(message):
             turns.append(message)
             continue
+        data = None
         if message.summary_data is not None:
-            earlier.extend(ContextSummary.model_validate(message.summary_data).blocks)
+            data = ContextSummary.model_validate(message.summary_data)
+            earlier.extend(data.blocks)
         body = summary_body(message.text)
         previous.append(body if body is not None else message.text)
+        if body is None and data is not None and frame_record is not None:
+            body = frame_record(data)
+        for_model.append(body if body is not None else message.text)
         remainder = _after_marker(message.text)
-        if remainder:
-            turns.append(with_content(message, remainder))
+        if remainder or message.tool_calls:  # a merged turn's calls are turns of the span
+            turns.append(with_content(message, remainder or None))
     return Span(
         start=start,
         end=end,
@@ -101,6 +117,7 @@ def find_span(
         turns=tuple(turns),
         previous="\n\n".join(previous) if previous else None,
         earlier_blocks=tuple(earlier),
+        previous_for_model="\n\n".join(for_model) if for_model else None,
         head=tuple(messages[:start]),
     )
 

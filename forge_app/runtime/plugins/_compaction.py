@@ -37,6 +37,7 @@ was; the run goes on.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import structlog
@@ -60,6 +61,7 @@ from forge_domain import (
     Context,
     ContextEngine,
     ForgeDomainError,
+    JsonObject,
     TextMessage,
     TokenCount,
 )
@@ -113,6 +115,31 @@ class CompactionHandler:
     def _is_held(self, conversation: Conversation, count: TokenCount) -> bool:
         hold = self._hold
         return hold is not None and int(count) < hold.tokens and conversation.turns < hold.turn
+
+    def state(self) -> JsonObject:
+        """The loop guard's state, saved with each turn of a stored conversation."""
+        hold = self._hold
+        return {
+            "ineffective": self.ineffective,
+            "hold_tokens": hold.tokens if hold is not None else None,
+            "hold_turn": hold.turn if hold is not None else None,
+            "due": self._due,
+            "awaiting_usage": self._awaiting_usage,
+        }
+
+    def restore(self, state: Mapping[str, object]) -> None:
+        """Take back what :meth:`state` saved (a resumed conversation)."""
+        ineffective, tokens, turn = (
+            state.get(key) for key in ("ineffective", "hold_tokens", "hold_turn")
+        )
+        self.ineffective = ineffective if isinstance(ineffective, int) else 0
+        self._hold = (
+            _Hold(tokens=tokens, turn=turn)
+            if isinstance(tokens, int) and isinstance(turn, int)
+            else None
+        )
+        self._due = state.get("due") is True
+        self._awaiting_usage = state.get("awaiting_usage") is True
 
     def _clear(self) -> None:
         self.ineffective = 0

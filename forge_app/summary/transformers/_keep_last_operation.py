@@ -139,7 +139,7 @@ def aggregate_operations(summary: ContextSummary, /) -> ContextSummary:
         ):
             blocks.append(block)
         else:
-            blocks.append(SummaryBlock(role=block.role, contents=tuple(contents)))
+            blocks.append(block.model_copy(update={"contents": tuple(contents)}))
     return ContextSummary.of_blocks(blocks)
 
 
@@ -163,4 +163,4 @@ def _trimmed(block: SummaryBlock) -> SummaryBlock:
     contents = keep_last_operations(block.contents)
     if len(contents) == len(block.contents):
         return block
-    return SummaryBlock(role=block.role, contents=contents)
+    return block.model_copy(update={"contents": contents})

@@ -74,7 +74,7 @@ class StripWorkingDir:
         contents = tuple(self._item(item) for item in block.contents)
         if all(new is old for new, old in zip(contents, block.contents, strict=True)):
             return block
-        return SummaryBlock(role=block.role, contents=contents)
+        return block.model_copy(update={"contents": contents})
 
     def _item(self, item: SummaryItem) -> SummaryItem:
         if not isinstance(item, ToolCallItem):

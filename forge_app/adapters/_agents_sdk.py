@@ -1,0 +1,133 @@
+"""An OpenAI Agents SDK session that compacts its items with forge-compact.
+
+:class:`ForgeSession` implements the SDK's ``Session`` protocol
+(``get_items``, ``add_items``, ``pop_item``, ``clear_session``), so it goes
+wherever the SDK takes a session (``Runner.run(agent, input, session=...)``).
+It stores Responses input items, in memory or in another session it wraps
+(``SQLiteSession`` …). After each ``add_items`` it reads the items as one
+context (:func:`forge_domain.responses_format.messages_from_responses`: a
+reasoning item, an assistant message and its function calls are one message;
+a function call output is a tool result), lets the agent's engine compact it
+when a trigger fires, and writes the items back
+(:func:`~forge_domain.responses_format.messages_to_responses`). The conversion
+is lossless, so every item the compaction did not touch is written back
+exactly as it was; the summary is one user message item. A call whose output
+has not been added yet is kept out of the compaction and stays last.
+
+The module imports nothing from the SDK at run time: the protocol is structural.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, cast
+
+import anyio
+
+from forge_app.adapters._compaction import HistoryCompactor
+from forge_domain.agent import Agent
+from forge_domain.compact import Compact
+from forge_domain.context import Context
+from forge_domain.engine import ContextEngine
+from forge_domain.responses_format import messages_from_responses, messages_to_responses
+from forge_domain.result import CompactionResult
+
+if TYPE_CHECKING:
+    from agents.items import TResponseInputItem
+    from agents.memory import Session
+    from agents.memory.session_settings import SessionSettings
+
+__all__ = ["ForgeSession"]
+
+
+class ForgeSession:
+    """A Responses-item session whose history is compacted by the agent's engine.
+
+    ::
+
+        session = ForgeSession("chat-1", Compact(token_threshold=20_000))
+        await Runner.run(agent, "fix the failing test", session=session)
+    """
+
+    session_settings: SessionSettings | None = None
+    """The SDK's per-session settings (``limit`` …); None: the SDK's defaults."""
+
+    def __init__(
+        self,
+        session_id: str | None = None,
+        settings: Agent | Compact | None = None,
+        *,
+        engine: ContextEngine | None = None,
+        context_length: int | None = None,
+        store: Session | None = None,
+    ) -> None:
+        """A session compacting with ``settings`` (an agent or ``compact:`` settings).
+
+        Args:
+            session_id: the session's id (a random one when None).
+            settings: an :class:`Agent` or :class:`Compact` settings; the defaults when None.
+            engine: a ready engine; else the one ``compact.engine`` names.
+            context_length: the model's window (else the agent's).
+            store: a session to keep the items in (e.g. the SDK's ``SQLiteSession``);
+                in memory when None. Compacting replaces its items (clear, then add).
+        """
+        self.session_id = session_id or uuid.uuid4().hex
+        self.compactor = HistoryCompactor(settings, engine=engine, context_length=context_length)
+        self.store = store
+        self._items: list[TResponseInputItem] = []
+        self._lock = anyio.Lock()
+
+    @property
+    def compactions(self) -> list[CompactionResult]:
+        """Every compaction applied so far, oldest first."""
+        return self.compactor.compactions
+
+    async def _all(self) -> list[TResponseInputItem]:
+        if self.store is not None:
+            return await self.store.get_items()
+        return list(self._items)
+
+    async def _replace(self, items: list[TResponseInputItem]) -> None:
+        if self.store is not None:
+            await self.store.clear_session()
+            await self.store.add_items(items)
+        else:
+            self._items = list(items)
+
+    async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
+        """The stored items (the latest ``limit`` when given), oldest first."""
+        items = await self._all()
+        return items[-limit:] if limit is not None and limit > 0 else items
+
+    async def add_items(self, items: list[TResponseInputItem]) -> None:
+        """Append ``items``, then compact the whole history when a trigger fires.
+
+        Raises:
+            InvalidMessage: an item is not a valid Responses input item.
+            ForgeAppError: the engine failed; the items were added, nothing else changed.
+        """
+        async with self._lock:
+            if self.store is not None:
+                await self.store.add_items(items)
+            else:
+                self._items.extend(items)
+            current = await self._all()
+            context = Context(map(self.compactor.restore, messages_from_responses(current)))
+            compacted = await self.compactor.compact(context)
+            if compacted is not None:
+                written = messages_to_responses(compacted)
+                await self._replace(cast("list[TResponseInputItem]", written))
+
+    async def pop_item(self) -> TResponseInputItem | None:
+        """Remove and return the newest item (None when empty)."""
+        async with self._lock:
+            if self.store is not None:
+                return await self.store.pop_item()
+            return self._items.pop() if self._items else None
+
+    async def clear_session(self) -> None:
+        """Remove every item."""
+        async with self._lock:
+            if self.store is not None:
+                await self.store.clear_session()
+            self._items = []

@@ -1,0 +1,149 @@
+"""Running an agent's context engine on a framework's history, as the live loop would.
+
+Every adapter converts the framework's history to a :class:`Context` and hands
+it to one :class:`HistoryCompactor`: when one of the agent's triggers fires it
+compacts automatically, and once more in ``forced`` mode when that left the
+context at or over the threshold. A compaction that still leaves it over is not
+retried on every call: the compactor waits until the context has grown by 10%
+of the threshold (the live loop's guard, simplified; see
+:class:`~forge_app.runtime.CompactionHandler`).
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from forge_app.compaction import resolve_engine
+from forge_domain.agent import Agent
+from forge_domain.compact import Compact
+from forge_domain.context import Context
+from forge_domain.engine import ContextEngine
+from forge_domain.json import JsonObject
+from forge_domain.messages import ContextMessage, TextMessage
+from forge_domain.result import CompactionResult
+from forge_domain.validation import find_violations
+
+__all__ = ["HistoryCompactor"]  # adapter_agent: for the adapters only
+
+_log = structlog.get_logger("forge_app")
+
+SUMMARIES_REMEMBERED = 16
+"""Summaries whose structured form is kept, so that the next compaction folds them."""
+RETRY_GROWTH = 0.1
+"""After an ineffective compaction, wait until the context grows by this share of the threshold."""
+
+
+def adapter_agent(settings: Agent | Compact | None, context_length: int | None = None) -> Agent:
+    """The agent whose settings an adapter compacts with.
+
+    An :class:`Agent` (e.g. from :func:`~forge_app.load_agent`) is used as it is;
+    :class:`Compact` settings alone get an agent named ``adapter``; nothing gets
+    the defaults. ``context_length`` (the model's window) overrides the agent's.
+    """
+    if isinstance(settings, Agent):
+        agent = settings
+    else:
+        agent = Agent(id="adapter", compact=settings if settings is not None else Compact())
+    if context_length is not None:
+        agent = agent.model_copy(update={"context_length": context_length})
+    return agent
+
+
+class HistoryCompactor:
+    """Decides when a framework's history must shrink and shrinks it with the agent's engine."""
+
+    def __init__(
+        self,
+        settings: Agent | Compact | None = None,
+        *,
+        engine: ContextEngine | None = None,
+        context_length: int | None = None,
+    ) -> None:
+        """Use ``engine``, or the engine the agent's ``compact.engine`` names (``frame``)."""
+        self.agent = adapter_agent(settings, context_length)
+        """The agent whose settings apply."""
+        self.engine: ContextEngine = (
+            engine
+            if engine is not None
+            else resolve_engine(self.agent, context_length=self.agent.context_length)
+        )
+        """The engine that decides and compacts."""
+        self.compactions: list[CompactionResult] = []
+        """Every compaction applied, oldest first."""
+        self._hold: int | None = None
+        self._summaries: dict[str, JsonObject] = {}
+
+    def restore(self, message: ContextMessage) -> ContextMessage:
+        """``message`` with its structured summary back, when it is a summary this compactor wrote.
+
+        A framework keeps only a summary's text (a user message, or an assistant message
+        the ``llm`` engine wrote or merged it into); with its structure back, the next
+        compaction folds it into the new summary instead of quoting it as conversation.
+        """
+        if isinstance(message, TextMessage) and message.summary_data is None:
+            data = self._summaries.get(message.text)
+            if data is not None:
+                return message.model_copy(update={"summary_data": data})
+        return message
+
+    def _remember(self, context: Context) -> None:
+        for message in context:
+            if isinstance(message, TextMessage) and message.summary_data is not None:
+                self._summaries.pop(message.text, None)
+                self._summaries[message.text] = message.summary_data
+        while len(self._summaries) > SUMMARIES_REMEMBERED:
+            del self._summaries[next(iter(self._summaries))]
+
+    def _held(self, tokens: int) -> bool:
+        if self._hold is None:
+            return False
+        if tokens >= self._hold:
+            self._hold = None
+            return False
+        return True
+
+    async def compact(self, context: Context) -> Context | None:
+        """The compacted context, or None when no trigger fired or nothing could be compacted.
+
+        A history a provider would reject (a call whose results are partly stored) is
+        left alone, with a ``compaction_skipped`` warning: the framework goes on as it
+        would without the adapter, and the next call compacts.
+
+        Raises:
+            ForgeAppError: the engine failed (``CompactionFailed`` …); nothing was changed.
+        """
+        count = context.token_count()
+        if self._held(int(count)) or not self.engine.should_compress(context, count):
+            return None
+        last = context.last_message()
+        pending = isinstance(last, TextMessage) and bool(last.tool_calls)
+        target = Context(context[:-1]) if pending else context  # calls whose results are due
+        violations = find_violations(target)
+        if violations:  # e.g. some outputs of a turn not stored yet: compact at the next call
+            _log.warning(
+                "compaction_skipped", reason="history not provider-valid", first=str(violations[0])
+            )
+            return None
+        compacted = await self._compact(target)
+        if compacted is None or last is None or not pending:
+            return compacted
+        return Context([*compacted, last])
+
+    async def _compact(self, context: Context) -> Context | None:
+        outcome = await self.engine.compress(context, mode="automatic")
+        current = outcome.context if outcome.changed() else context
+        if outcome.changed():
+            self.compactions.append(outcome.result)
+        if self.engine.should_compress(current, current.token_count()):
+            forced = await self.engine.compress(current, mode="forced")
+            if forced.changed():
+                self.compactions.append(forced.result)
+                current = forced.context
+        after = current.token_count()
+        if self.engine.should_compress(current, after):
+            threshold = self.agent.compaction_threshold()
+            self._hold = int(after) + max(1, int(threshold * RETRY_GROWTH))
+        if current is context:
+            return None
+        self._remember(current)
+        return current

@@ -1,0 +1,323 @@
+"""A pydantic-ai history processor that compacts with forge-compact.
+
+pydantic-ai calls a history processor with the run's ``ModelMessage`` list
+before each model request. :class:`ForgeHistoryProcessor` converts it to a
+:class:`Context` (system and user prompts, tool returns and retries, text,
+thinking and tool calls), lets the agent's engine compact it when a trigger
+fires, and converts back: every message the compaction did not touch comes
+back as the original object; a message partly kept is rebuilt from the original
+(its other parts, ids and metadata stay); the summary becomes a new
+``ModelRequest`` with one ``UserPromptPart``. Parts pydantic-ai keeps for itself
+(instruction, tool and settings deltas and baselines) are never summarised: when
+their request is compacted away they move to the request that takes its place.
+Native (provider-run) tool parts, files and provider compaction parts are kept
+with their response, and summarised away with it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+from pydantic_ai.messages import (
+    BaseToolCallPart,
+    BaseToolReturnPart,
+    ModelMessage,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    ModelResponsePart,
+    NativeToolCallPart,
+    NativeToolReturnPart,
+    RetryFeedbackPart,
+    RetryPromptPart,
+    SystemPromptPart,
+    TextPart,
+    ThinkingPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+
+from forge_app.adapters._compaction import HistoryCompactor
+from forge_app.adapters._convert import Added, Dropped, History, Kept, Rebuilt, Segment
+from forge_app.errors import UnsupportedHistory
+from forge_domain.agent import Agent
+from forge_domain.compact import Compact
+from forge_domain.engine import ContextEngine
+from forge_domain.messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
+from forge_domain.result import CompactionResult
+from forge_domain.usage import Usage
+
+if TYPE_CHECKING:
+    from pydantic_ai.capabilities import ProcessHistory
+
+__all__ = ["ForgeHistoryProcessor"]
+
+_ERROR_OUTCOMES = ("failed", "retried")
+
+
+def _prompt_text(part: UserPromptPart) -> str:
+    if isinstance(part.content, str):
+        return part.content
+    pieces = [
+        item if isinstance(item, str) else f"[{type(item).__name__}]" for item in part.content
+    ]
+    return "\n".join(pieces)
+
+
+class _Converter:
+    """Converts one history; remembers which part each message came from."""
+
+    def __init__(self) -> None:
+        self.started = False
+        self.parts: dict[int, list[ModelRequestPart | ModelResponsePart]] = {}
+
+    def __call__(self, index: int, message: ModelMessage) -> list[ContextMessage]:
+        if isinstance(message, ModelRequest):
+            return self._request(index, message)
+        if isinstance(message, ModelResponse):
+            return self._response(index, message)
+        raise UnsupportedHistory("pydantic-ai", index, type(message).__name__)
+
+    def _request(self, index: int, request: ModelRequest) -> list[ContextMessage]:
+        out: list[ContextMessage] = []
+        sources: list[ModelRequestPart | ModelResponsePart] = []
+        for part in request.parts:
+            message: ContextMessage | None = None
+            if isinstance(part, SystemPromptPart):
+                role = Role.USER if self.started else Role.SYSTEM
+                message = TextMessage(role=role, content=part.content)
+            elif isinstance(part, UserPromptPart):
+                message = TextMessage.user(_prompt_text(part) or "[empty prompt]")
+            elif isinstance(part, BaseToolReturnPart) and not isinstance(
+                part, NativeToolReturnPart
+            ):
+                message = ToolResult(
+                    call_id=part.tool_call_id,
+                    name=part.tool_name,
+                    content=part.model_response_str(),
+                    is_error=part.outcome in _ERROR_OUTCOMES,
+                )
+            elif isinstance(part, RetryPromptPart):
+                text = part.model_response()
+                message = (
+                    ToolResult.failed(part.tool_call_id, text, name=part.tool_name)
+                    if part.tool_name is not None
+                    else TextMessage.user(text)
+                )
+            elif isinstance(part, RetryFeedbackPart):
+                message = TextMessage.user(part.model_response())
+            if message is not None:
+                self.started = self.started or not (
+                    isinstance(message, TextMessage) and message.role == Role.SYSTEM
+                )
+                out.append(message)
+                sources.append(part)
+        self.parts[index] = sources
+        return out
+
+    def _response(self, index: int, response: ModelResponse) -> list[ContextMessage]:
+        texts = [part.content for part in response.parts if isinstance(part, TextPart)]
+        thinking = [part.content for part in response.parts if isinstance(part, ThinkingPart)]
+        calls = tuple(
+            ToolCall(id=part.tool_call_id, name=part.tool_name, arguments=part.args_as_json_str())
+            for part in response.parts
+            if isinstance(part, BaseToolCallPart) and not isinstance(part, NativeToolCallPart)
+        )
+        self.parts[index] = []
+        if not calls and not "".join(texts):
+            return []
+        usage = None
+        if response.usage.input_tokens > 0:
+            usage = Usage.reported(
+                prompt_tokens=response.usage.input_tokens,
+                completion_tokens=response.usage.output_tokens,
+            )
+        message = TextMessage.assistant("\n".join(texts) or None, calls or None, usage=usage)
+        if thinking:
+            message = message.model_copy(update={"reasoning_content": "\n".join(thinking)})
+        self.started = True
+        return [message]
+
+
+def _is_state(part: ModelRequestPart) -> bool:
+    """pydantic-ai's own bookkeeping: request parts that convert to no message."""
+    return not isinstance(
+        part,
+        SystemPromptPart
+        | UserPromptPart
+        | BaseToolReturnPart
+        | RetryPromptPart
+        | RetryFeedbackPart,
+    )
+
+
+def _changed_request_part(part: ModelRequestPart, message: ContextMessage) -> ModelRequestPart:
+    """``part`` with the text a compaction gave ``message`` (a pruned output, a cut prompt)."""
+    if isinstance(part, BaseToolReturnPart):
+        return ToolReturnPart(part.tool_name, message.text, part.tool_call_id, outcome=part.outcome)
+    if isinstance(part, SystemPromptPart | UserPromptPart) and isinstance(part.content, str):
+        return dataclasses.replace(part, content=message.text)
+    return part
+
+
+def _new_parts(message: ContextMessage) -> list[ModelRequestPart]:
+    if isinstance(message, ToolResult):
+        outcome: Literal["failed", "success"] = "failed" if message.is_error else "success"
+        return [ToolReturnPart(message.name or "", message.text, message.call_id, outcome=outcome)]
+    if message.role == Role.SYSTEM:
+        return [SystemPromptPart(message.text)]
+    return [UserPromptPart(message.text)]
+
+
+def _response_parts(message: TextMessage) -> list[ModelResponsePart]:
+    parts: list[ModelResponsePart] = []
+    if message.reasoning_content:
+        parts.append(ThinkingPart(message.reasoning_content))
+    if message.text:
+        parts.append(TextPart(message.text))
+    parts.extend(
+        ToolCallPart(call.name, call.arguments, call.id) for call in message.tool_calls or ()
+    )
+    return parts
+
+
+class _Assembler:
+    """Turns splice segments back into pydantic-ai messages."""
+
+    def __init__(self, converter: _Converter) -> None:
+        self.converter = converter
+        self.out: list[ModelMessage] = []
+        self.pending: list[ModelRequestPart] = []
+        self.carried: list[ModelRequestPart] = []
+
+    def flush(self) -> None:
+        if self.pending:
+            self.out.append(ModelRequest(parts=[*self.carried, *self.pending]))
+            self.pending, self.carried = [], []
+
+    def emit(self, message: ModelMessage) -> None:
+        self.flush()
+        if self.carried and isinstance(message, ModelRequest):
+            message = dataclasses.replace(message, parts=[*self.carried, *message.parts])
+            self.carried = []
+        self.out.append(message)
+
+    def add(self, segment: Segment[ModelMessage]) -> None:
+        match segment:
+            case Kept(item=item):
+                self.emit(item)
+            case Dropped(item=ModelRequest() as request):
+                self.flush()
+                self.carried.extend(part for part in request.parts if _is_state(part))
+            case Dropped():
+                pass
+            case Rebuilt(index=index, item=ModelRequest() as request):
+                self.emit(self._request(index, request, segment))
+            case Rebuilt(index=index, item=ModelResponse() as response):
+                self.emit(self._response(response, segment))
+            case Added(messages=messages):
+                for message in messages:
+                    if isinstance(message, TextMessage) and message.role == Role.ASSISTANT:
+                        self.emit(ModelResponse(parts=_response_parts(message)))
+                    else:
+                        self.pending.extend(_new_parts(message))
+
+    def _request(
+        self, index: int, request: ModelRequest, segment: Rebuilt[ModelMessage]
+    ) -> ModelRequest:
+        sources = self.converter.parts[index]
+        kept = {id(sources[s]): (m, same) for m, s, same in _rows(segment)}
+        parts: list[ModelRequestPart] = []
+        for part in request.parts:
+            if _is_state(part):
+                parts.append(part)
+            elif id(part) in kept:
+                message, same = kept[id(part)]
+                parts.append(part if same else _changed_request_part(part, message))
+        return dataclasses.replace(request, parts=parts)
+
+    def _response(self, response: ModelResponse, segment: Rebuilt[ModelMessage]) -> ModelResponse:
+        message = segment.messages[0]
+        assert isinstance(message, TextMessage)  # a response converts to one assistant message
+        parts: list[ModelResponsePart] = [
+            part for part in response.parts if not isinstance(part, TextPart)
+        ]
+        if message.text:
+            parts.insert(0, TextPart(message.text))
+        return dataclasses.replace(response, parts=parts)
+
+    def finish(self) -> list[ModelMessage]:
+        self.flush()
+        if self.carried:
+            self.out.append(ModelRequest(parts=self.carried))
+        return self.out
+
+
+def _rows(
+    segment: Rebuilt[ModelMessage],
+) -> Sequence[tuple[ContextMessage, int, bool]]:
+    return list(zip(segment.messages, segment.sources, segment.unchanged, strict=True))
+
+
+class ForgeHistoryProcessor:
+    """Compacts a pydantic-ai agent's history with forge-compact's engines.
+
+    Use it as a history processor, one per conversation (engines keep state per
+    conversation)::
+
+        processor = ForgeHistoryProcessor(Compact(token_threshold=20_000))
+        agent = Agent(model, capabilities=[processor.capability()])
+
+    (``ProcessHistory(processor)`` is the same; pydantic-ai 1.x took
+    ``history_processors=[processor]``.) It compacts only when one of the
+    agent's triggers fires; :attr:`compactions` records each compaction.
+    """
+
+    def __init__(
+        self,
+        settings: Agent | Compact | None = None,
+        *,
+        engine: ContextEngine | None = None,
+        context_length: int | None = None,
+    ) -> None:
+        """Compact with ``settings`` (an agent, or ``compact:`` settings) and its engine.
+
+        Args:
+            settings: an :class:`Agent` (e.g. from :func:`~forge_app.load_agent`), or
+                :class:`Compact` settings; the defaults when None.
+            engine: a ready engine; else the one ``compact.engine`` names (``frame``, ``llm``
+                or a plugin).
+            context_length: the model's window, for the threshold (else the agent's).
+        """
+        self.compactor = HistoryCompactor(settings, engine=engine, context_length=context_length)
+
+    @property
+    def compactions(self) -> list[CompactionResult]:
+        """Every compaction applied so far, oldest first."""
+        return self.compactor.compactions
+
+    def capability(self) -> ProcessHistory[object]:
+        """This processor as a pydantic-ai capability (``Agent(capabilities=[...])``)."""
+        from pydantic_ai.capabilities import ProcessHistory
+
+        return ProcessHistory(self)
+
+    async def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
+        """The history to send: ``messages`` itself, or its compacted form.
+
+        Raises:
+            UnsupportedHistory: an entry is not a ``ModelRequest`` or ``ModelResponse``.
+            ForgeAppError: the engine failed; ``messages`` is unchanged.
+        """
+        converter = _Converter()
+        history = History(messages, converter, self.compactor.restore)
+        compacted = await self.compactor.compact(history.context)
+        if compacted is None:
+            return messages
+        assembler = _Assembler(converter)
+        for segment in history.splice(compacted):
+            assembler.add(segment)
+        return assembler.finish()

@@ -1,0 +1,186 @@
+"""``forge-compact history``: the conversations in a session store, and the way back.
+
+``list`` the stored conversations, ``show`` one with its archive refs, ``search``
+the originals (all conversations, or one), ``expand`` a ref into the original
+messages it replaced, and ``export`` a conversation's original transcript (every
+message byte for byte as it joined, the "uncompact").
+
+The store is ``--store URL``, else ``$FORGE_COMPACT_STORE``, else the SQLite file
+``$XDG_DATA_HOME/forge-compact/sessions.db`` (``~/.local/share`` by default).
+``compact``, ``replay`` and ``run`` write to a store only when given ``--store``.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from forge_app.cli.console import err
+from forge_app.cli.options import StoreOption
+from forge_app.files._atomic import STDIO, write_text_atomic
+from forge_app.store import ConversationRecorder, SessionStore, StoredMessage, open_store
+from forge_domain import Agent
+
+STORE_ENV = "FORGE_COMPACT_STORE"
+"""The store ``history`` uses when ``--store`` is not given."""
+
+app = typer.Typer(
+    name="history",
+    help="Stored conversations: list, show, search, expand a ref, export the original.",
+    no_args_is_help=True,
+)
+
+
+def default_store_url(environ: dict[str, str] | None = None) -> str:
+    """``$FORGE_COMPACT_STORE``, else ``sqlite:///`` the data-home ``sessions.db``."""
+    env = os.environ if environ is None else environ
+    if env.get(STORE_ENV):
+        return env[STORE_ENV]
+    home = Path(env.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return f"sqlite:///{home / 'forge-compact' / 'sessions.db'}"
+
+
+@contextmanager
+def opened_store(url: str | None) -> Iterator[SessionStore | None]:
+    """The store ``url`` names, closed at the end (None when ``url`` is None)."""
+    if url is None:
+        yield None
+        return
+    store = open_store(url)
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@contextmanager
+def stored_conversation(
+    url: str | None, source: str, agent: Agent
+) -> Iterator[ConversationRecorder | None]:
+    """A new stored conversation for the transcript ``source`` (None without a store)."""
+    with opened_store(url) as store:
+        if store is None:
+            yield None
+            return
+        stem = Path(source).stem if source != STDIO else "stdin"
+        recorder = ConversationRecorder.start(store, f"{stem}-{uuid.uuid4().hex[:8]}", agent.id)
+        yield recorder
+        err.print(f"stored as conversation {recorder.conversation_id} in {store.url}")
+
+
+def _history_store(url: str | None) -> SessionStore:
+    chosen = url or default_store_url()
+    if url is None and chosen.startswith("sqlite:///"):
+        Path(chosen.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+    return open_store(chosen)
+
+
+def _write_messages(output: str, messages: list[StoredMessage]) -> None:
+    """A JSON list whose items are the stored messages, byte for byte."""
+    body = ",\n".join(f"  {m.body}" for m in messages)
+    write_text_atomic(output, f"[\n{body}\n]\n" if messages else "[]\n")
+
+
+Output = Annotated[
+    str, typer.Option("--output", "-o", help="Where to write the JSON (- = stdout).")
+]
+
+
+@app.command("list")
+def list_command(store: StoreOption = None) -> None:
+    """List the stored conversations, most recent first."""
+    with _history_store(store) as opened:
+        conversations = opened.conversations()
+        err.print(f"{len(conversations)} conversations in {opened.url}", soft_wrap=True)
+    table = Table()
+    for column in ("id", "agent", "messages", "archives", "updated"):
+        table.add_column(column, justify="right" if column in ("messages", "archives") else "left")
+    for c in conversations:
+        table.add_row(c.id, c.agent, f"{c.messages:,}", str(c.archives), c.updated_at)
+    err.print(table)
+
+
+@app.command("show")
+def show_command(
+    conversation: Annotated[str, typer.Argument(metavar="ID", show_default=False)],
+    store: StoreOption = None,
+) -> None:
+    """Show a conversation: its size and every archive ref with what it replaced."""
+    with _history_store(store) as opened:
+        info = opened.conversation(conversation)
+        archives = opened.archives(conversation)
+        saved = opened.load(conversation)
+    err.print(
+        f"conversation {info.id} (agent {info.agent or '?'}): {info.messages:,} original "
+        f"messages, {len(saved.messages):,} in the current context, {len(archives)} archive refs"
+    )
+    uses = saved.runtime.get("engine")
+    if isinstance(uses, dict) and uses.get("recall_uses"):
+        err.print(f"recall tool uses: {uses['recall_uses']}")
+    table = Table(title_justify="left")
+    for column in ("ref", "kind", "originals", "messages", "engine", "reason", "created"):
+        table.add_column(column)
+    for a in archives:
+        ranges = ", ".join(f"{lo}-{hi}" if lo != hi else str(lo) for lo, hi in a.seqs)
+        table.add_row(
+            a.ref, a.kind, str(a.original_count()), ranges, a.engine, a.reason, a.created_at
+        )
+    err.print(table)
+
+
+@app.command("search")
+def search_command(
+    query: Annotated[str, typer.Argument(metavar="QUERY", show_default=False)],
+    conversation: Annotated[
+        str | None, typer.Option("--conversation", "-c", help="Search this conversation only.")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=50)] = 10,
+    store: StoreOption = None,
+) -> None:
+    """Search the original messages (every conversation unless --conversation)."""
+    with _history_store(store) as opened:
+        if conversation is not None:
+            opened.conversation(conversation)
+        hits = opened.search(query, conversation_id=conversation, limit=limit)
+    table = Table(title=f"{len(hits)} match(es) for {query!r}", title_justify="left")
+    for column in ("conversation", "message", "role", "ref", "snippet"):
+        table.add_column(column)
+    for hit in hits:
+        table.add_row(
+            hit.conversation_id, str(hit.seq), hit.role, hit.ref or "(in context)", hit.snippet
+        )
+    err.print(table)
+
+
+@app.command("expand")
+def expand_command(
+    conversation: Annotated[str, typer.Argument(metavar="ID", show_default=False)],
+    ref: Annotated[str, typer.Argument(metavar="REF", show_default=False)],
+    output: Output = STDIO,
+    store: StoreOption = None,
+) -> None:
+    """Write the original messages behind REF (c3, t12 …) as a JSON list."""
+    with _history_store(store) as opened:
+        messages = opened.expand(conversation, ref)
+    _write_messages(output, messages)
+    err.print(f"{ref}: {len(messages)} original message(s)")
+
+
+@app.command("export")
+def export_command(
+    conversation: Annotated[str, typer.Argument(metavar="ID", show_default=False)],
+    output: Output = STDIO,
+    store: StoreOption = None,
+) -> None:
+    """Write the conversation's original transcript (nothing compacted) as a JSON list."""
+    with _history_store(store) as opened:
+        messages = opened.originals(conversation)
+    _write_messages(output, messages)
+    err.print(f"{conversation}: {len(messages)} original message(s)")

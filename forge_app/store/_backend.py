@@ -1,0 +1,189 @@
+"""The two databases behind one small interface: SQLite (stdlib) and PostgreSQL (psycopg 3).
+
+Statements are written once with ``?`` placeholders; the PostgreSQL side turns them
+into ``%s``. Writes run in :meth:`Database.write`, one transaction each:
+
+- SQLite: WAL journal, ``BEGIN IMMEDIATE`` (one writer at a time across
+  processes, others wait up to the busy timeout), autocommit outside it;
+- PostgreSQL: autocommit outside ``conn.transaction()``; writers of one
+  conversation serialise on its row (``SELECT … FOR UPDATE``).
+
+Driver errors are mapped to the store's typed errors here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from forge_app.errors import StoreCorrupt, StoreError, StoreUnavailable
+from forge_app.store._url import Dialect, StoreUrl
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__: list[str] = []
+
+Param = str | int | float | None
+Row = tuple[object, ...]
+
+CONNECT_TIMEOUT = 5
+"""Seconds a PostgreSQL server has to answer before :class:`StoreUnavailable`."""
+BUSY_TIMEOUT_MS = 30_000
+"""Milliseconds a SQLite writer waits for another process's transaction to end."""
+
+
+class Cursor(Protocol):
+    """What a transaction hands its body: run a statement, read rows."""
+
+    def run(self, sql: str, params: Sequence[Param] = ()) -> list[Row]:
+        """Execute ``sql`` and return its rows (empty for statements without any)."""
+        ...
+
+
+def _sqlite_error(shown: str, exc: sqlite3.Error) -> StoreError:
+    text = str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and "unable to open" in text:
+        return StoreUnavailable(shown, f"cannot open the database file: {text}")
+    if isinstance(exc, sqlite3.DatabaseError) and (
+        "not a database" in text or "malformed" in text or "corrupt" in text
+    ):
+        return StoreCorrupt(shown, f"not a readable SQLite session store: {text}")
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in text:
+        return StoreUnavailable(shown, f"the database stayed locked by another process: {text}")
+    return StoreError(shown, f"SQLite error: {text}")
+
+
+class _SQLiteCursor:
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+
+    def run(self, sql: str, params: Sequence[Param] = ()) -> list[Row]:
+        return [tuple(row) for row in self._connection.execute(sql, tuple(params)).fetchall()]
+
+
+class SQLiteDatabase:
+    """A SQLite file in WAL mode (created with its directory's permissions)."""
+
+    dialect: Dialect = "sqlite"
+
+    def __init__(self, url: StoreUrl) -> None:
+        self.shown = url.shown
+        path = Path(url.target)
+        if not path.parent.is_dir():
+            raise StoreUnavailable(self.shown, f"directory {str(path.parent)!r} does not exist")
+        if path.exists() and not path.is_file():
+            raise StoreUnavailable(self.shown, f"{str(path)!r} is not a regular file")
+        try:
+            self._connection = sqlite3.connect(
+                path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
+            )
+            self._connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._connection.execute("PRAGMA journal_mode = WAL").fetchall()
+            self._connection.execute("PRAGMA synchronous = NORMAL")
+            self._connection.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.Error as exc:
+            raise _sqlite_error(self.shown, exc) from exc
+
+    def read(self, sql: str, params: Sequence[Param] = ()) -> list[Row]:
+        try:
+            return _SQLiteCursor(self._connection).run(sql, params)
+        except sqlite3.Error as exc:
+            raise _sqlite_error(self.shown, exc) from exc
+
+    @contextmanager
+    def write(self) -> Iterator[Cursor]:
+        connection = self._connection
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise _sqlite_error(self.shown, exc) from exc
+        try:
+            yield _SQLiteCursor(connection)
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+        try:
+            connection.execute("COMMIT")
+        except sqlite3.Error as exc:
+            connection.execute("ROLLBACK")
+            raise _sqlite_error(self.shown, exc) from exc
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+class _PostgresCursor:
+    def __init__(self, connection: psycopg.Connection[tuple[object, ...]]) -> None:
+        self._connection = connection
+
+    def run(self, sql: str, params: Sequence[Param] = ()) -> list[Row]:
+        cursor = self._connection.execute(sql.replace("?", "%s"), tuple(params))
+        if cursor.description is None:
+            return []
+        return [tuple(row) for row in cursor.fetchall()]
+
+
+class PostgresDatabase:
+    """A PostgreSQL database reached by URL (psycopg 3, the ``postgres`` extra)."""
+
+    dialect: Dialect = "postgresql"
+
+    def __init__(self, url: StoreUrl, connect_timeout: int = CONNECT_TIMEOUT) -> None:
+        self.shown = url.shown
+        try:
+            import psycopg
+        except ImportError as exc:
+            raise StoreUnavailable(
+                self.shown, "PostgreSQL needs psycopg: pip install 'forge-compact[postgres]'"
+            ) from exc
+        self._psycopg = psycopg
+        try:
+            self._connection: psycopg.Connection[tuple[object, ...]] = psycopg.connect(
+                url.target, autocommit=True, connect_timeout=connect_timeout
+            )
+        except psycopg.Error as exc:
+            raise StoreUnavailable(
+                self.shown, f"no answer within {connect_timeout}s or refused: {_first_line(exc)}"
+            ) from exc
+
+    def _error(self, exc: Exception) -> StoreError:
+        if isinstance(exc, self._psycopg.OperationalError):
+            return StoreUnavailable(self.shown, _first_line(exc))
+        return StoreError(self.shown, f"PostgreSQL error: {_first_line(exc)}")
+
+    def read(self, sql: str, params: Sequence[Param] = ()) -> list[Row]:
+        try:
+            return _PostgresCursor(self._connection).run(sql, params)
+        except self._psycopg.Error as exc:
+            raise self._error(exc) from exc
+
+    @contextmanager
+    def write(self) -> Iterator[Cursor]:
+        try:
+            with self._connection.transaction():
+                yield _PostgresCursor(self._connection)
+        except self._psycopg.Error as exc:
+            raise self._error(exc) from exc
+
+    def close(self) -> None:
+        self._connection.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+Database = SQLiteDatabase | PostgresDatabase
+"""One open connection to a store."""
+
+
+def connect(url: StoreUrl, connect_timeout: int = CONNECT_TIMEOUT) -> Database:
+    """Open the database ``url`` names (a server has ``connect_timeout`` seconds to answer)."""
+    if url.dialect == "sqlite":
+        return SQLiteDatabase(url)
+    return PostgresDatabase(url, connect_timeout)

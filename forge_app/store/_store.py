@@ -1,0 +1,418 @@
+"""``SessionStore``: conversations, their original messages, archives and search, in one database.
+
+Every write is one transaction. A compaction's archives (the span's originals,
+the summary that replaced them, the changed tool outputs) and the conversation's
+new snapshot are written together by :meth:`SessionStore.record`: a process
+killed or cancelled before it commits leaves the store as it was before the
+compaction, after it the store holds the whole compaction.
+
+Writers of one conversation (several processes, several hosts on PostgreSQL)
+serialise on the conversation's row, so sequence numbers and refs stay unique.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import cast
+
+from forge_app.errors import ConversationNotFound, UnknownRef
+from forge_app.store._backend import CONNECT_TIMEOUT, Cursor, Database, Param, connect
+from forge_app.store._records import (
+    REF_PREFIX,
+    ArchiveInfo,
+    ArchiveKind,
+    ConversationInfo,
+    NewArchive,
+    SearchHit,
+    StoredMessage,
+    archive_info,
+    conversation_info,
+    json_list,
+    parse_ref,
+    stored_row,
+)
+from forge_app.store._schema import migrate
+from forge_app.store._search import ref_of, search_messages
+from forge_app.store._snapshot import SavedConversation, Snapshot, load_saved
+from forge_app.store._url import parse_store_url
+from forge_domain import ContextMessage, JsonObject
+
+__all__: list[str] = []
+
+_BATCH = 500
+"""Rows per multi-row insert (SQLite allows 32,766 parameters per statement)."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+class SessionStore:
+    """Sessions in a SQLite file or a PostgreSQL database (see :func:`open_store`)."""
+
+    def __init__(self, db: Database) -> None:
+        """Use an open, migrated database (use :func:`open_store`)."""
+        self._db = db
+        self.url = db.shown
+        """The store's URL as shown in errors (password hidden)."""
+        self.dialect = db.dialect
+        """``sqlite`` or ``postgresql``."""
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    def __enter__(self) -> SessionStore:
+        """Use as a context manager; closes on exit."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Close."""
+        self.close()
+
+    # -- conversations ---------------------------------------------------------------
+
+    def ensure_conversation(self, conversation_id: str, agent: str = "") -> bool:
+        """Create the conversation unless it exists; True when it was created."""
+        now = _now()
+        with self._db.write() as cursor:
+            if cursor.run("SELECT 1 FROM forge_conversations WHERE id = ?", (conversation_id,)):
+                return False
+            cursor.run(
+                "INSERT INTO forge_conversations (id, agent, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?)",
+                (conversation_id, agent, now, now),
+            )
+        return True
+
+    def conversations(self) -> list[ConversationInfo]:
+        """Every conversation, most recently updated first."""
+        rows = self._db.read(
+            "SELECT c.id, c.agent, c.created_at, c.updated_at, c.next_seq - 1, "
+            "(SELECT COUNT(*) FROM forge_archives a WHERE a.conversation_id = c.id) "
+            "FROM forge_conversations c ORDER BY c.updated_at DESC, c.id"
+        )
+        return [conversation_info(row) for row in rows]
+
+    def conversation(self, conversation_id: str) -> ConversationInfo:
+        """One conversation.
+
+        Raises:
+            ConversationNotFound: no such id.
+        """
+        rows = self._db.read(
+            "SELECT c.id, c.agent, c.created_at, c.updated_at, c.next_seq - 1, "
+            "(SELECT COUNT(*) FROM forge_archives a WHERE a.conversation_id = c.id) "
+            "FROM forge_conversations c WHERE c.id = ?",
+            (conversation_id,),
+        )
+        if not rows:
+            raise ConversationNotFound(self.url, conversation_id)
+        return conversation_info(rows[0])
+
+    # -- messages --------------------------------------------------------------------
+
+    def append(
+        self, conversation_id: str, messages: Sequence[ContextMessage], runtime: str | None = None
+    ) -> tuple[int, ...]:
+        """Append ``messages`` to the original transcript; their seqs.
+
+        ``runtime`` (JSON), when given, replaces the saved runtime state in the same
+        transaction.
+        """
+        if self.dialect == "postgresql" and 0 < len(messages) <= _BATCH:
+            return self._append_in_one_statement(conversation_id, messages, runtime)
+        with self._db.write() as cursor:
+            return self._append(cursor, conversation_id, messages, runtime)
+
+    def _append_in_one_statement(
+        self, conversation_id: str, messages: Sequence[ContextMessage], runtime: str | None
+    ) -> tuple[int, ...]:
+        """PostgreSQL: the seqs and the rows in one statement (atomic, one round trip)."""
+        count = len(messages)
+        sets = ["next_seq = next_seq + ?", "updated_at = ?"]
+        params: list[Param] = [count, _now()]
+        if runtime is not None:
+            sets.append("runtime = ?")
+            params.append(runtime)
+        params.extend((conversation_id, count, conversation_id))
+        rows_sql = []
+        for k, message in enumerate(messages):
+            rows_sql.append(f"({k}, ?::text, ?::text, ?::text, ?::text)")
+            params.extend(stored_row(message)[1:])
+        rows = self._db.read(
+            f"WITH alloc AS (UPDATE forge_conversations SET {', '.join(sets)} WHERE id = ? "
+            "RETURNING next_seq - ? AS first) "
+            "INSERT INTO forge_messages (conversation_id, seq, role, body, model, text) "
+            "SELECT ?, alloc.first + v.k, v.role, v.body, v.model, v.text FROM alloc, "
+            f"(VALUES {', '.join(rows_sql)}) AS v (k, role, body, model, text) RETURNING seq",
+            params,
+        )
+        if not rows:
+            raise ConversationNotFound(self.url, conversation_id)
+        return tuple(sorted(cast(int, row[0]) for row in rows))
+
+    def _append(
+        self,
+        cursor: Cursor,
+        conversation_id: str,
+        messages: Sequence[ContextMessage],
+        runtime: str | None,
+    ) -> tuple[int, ...]:
+        """Give ``messages`` the next seqs (the row update locks the conversation) and insert
+        them, a few statements in all however many there are."""
+        count = len(messages)
+        sets = ["next_seq = next_seq + ?", "updated_at = ?"]
+        params: list[Param] = [count, _now()]
+        if runtime is not None:
+            sets.append("runtime = ?")
+            params.append(runtime)
+        rows = cursor.run(
+            f"UPDATE forge_conversations SET {', '.join(sets)} WHERE id = ? RETURNING next_seq - ?",
+            (*params, conversation_id, count),
+        )
+        if not rows:
+            raise ConversationNotFound(self.url, conversation_id)
+        first = cast(int, rows[0][0])
+        seqs = tuple(range(first, first + count))
+        for at in range(0, count, _BATCH):
+            chunk = list(zip(seqs[at : at + _BATCH], messages[at : at + _BATCH], strict=True))
+            values: list[Param] = []
+            for seq, message in chunk:
+                values.extend((conversation_id, seq, *stored_row(message)[1:]))
+            cursor.run(
+                "INSERT INTO forge_messages (conversation_id, seq, role, body, model, text) VALUES "
+                + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(chunk)),
+                values,
+            )
+        if self.dialect == "sqlite" and count:
+            cursor.run(
+                "INSERT INTO forge_message_fts (rowid, text) SELECT id, text FROM forge_messages "
+                "WHERE conversation_id = ? AND seq >= ? AND seq <= ?",
+                (conversation_id, seqs[0], seqs[-1]),
+            )
+        return seqs
+
+    def save_runtime(self, conversation_id: str, runtime: str) -> None:
+        """Replace the saved runtime state (JSON) of the conversation."""
+        with self._db.write() as cursor:
+            rows = cursor.run(
+                "UPDATE forge_conversations SET runtime = ?, updated_at = ? WHERE id = ? "
+                "RETURNING id",
+                (runtime, _now(), conversation_id),
+            )
+            if not rows:
+                raise ConversationNotFound(self.url, conversation_id)
+
+    def originals(
+        self, conversation_id: str, lo: int = 1, hi: int | None = None
+    ) -> list[StoredMessage]:
+        """The original messages with ``lo <= seq <= hi``, in order."""
+        self.conversation(conversation_id)
+        rows = self._db.read(
+            "SELECT seq, role, body FROM forge_messages WHERE conversation_id = ? "
+            "AND seq >= ? AND seq <= ? ORDER BY seq",
+            (conversation_id, lo, hi if hi is not None else 2**31 - 1),
+        )
+        return [StoredMessage(cast(int, s), str(r), str(b)) for s, r, b in rows]
+
+    def export(self, conversation_id: str) -> list[JsonObject]:
+        """The original transcript: every message as it joined the conversation."""
+        return [message.openai() for message in self.originals(conversation_id)]
+
+    # -- archives --------------------------------------------------------------------
+
+    def record(
+        self,
+        conversation_id: str,
+        kinds: Sequence[ArchiveKind],
+        build: Callable[[tuple[str, ...]], tuple[Sequence[NewArchive], Snapshot | None]],
+        *,
+        append: Sequence[ContextMessage] = (),
+    ) -> tuple[str, ...]:
+        """Write archives of ``kinds`` and the new snapshot in one transaction; their refs.
+
+        ``build`` gets the refs the store gives (one per kind, in order) and returns
+        the archives (same order) and the snapshot, so that the replacement messages
+        can name their refs. ``append`` messages join the transcript first.
+        """
+        spans = sum(1 for kind in kinds if REF_PREFIX[kind] == "c")
+        changed = len(kinds) - spans
+        with self._db.write() as cursor:
+            if append:
+                self._append(cursor, conversation_id, append, None)
+            now = _now()
+            rows = cursor.run(
+                "UPDATE forge_conversations SET next_c = next_c + ?, next_t = next_t + ?, "
+                "updated_at = ? WHERE id = ? RETURNING next_c - ?, next_t - ?",
+                (spans, changed, now, conversation_id, spans, changed),
+            )
+            if not rows:
+                raise ConversationNotFound(self.url, conversation_id)
+            next_c, next_t = cast(int, rows[0][0]), cast(int, rows[0][1])
+            refs: list[str] = []
+            for kind in kinds:
+                if REF_PREFIX[kind] == "c":
+                    refs.append(f"c{next_c}")
+                    next_c += 1
+                else:
+                    refs.append(f"t{next_t}")
+                    next_t += 1
+            archives, snapshot = build(tuple(refs))
+            ids: dict[str, int] = {}
+            for at in range(0, len(refs), _BATCH):
+                values: list[Param] = []
+                chunk = list(zip(refs[at : at + _BATCH], archives[at : at + _BATCH], strict=True))
+                for ref, archive in chunk:
+                    values.extend(
+                        (
+                            conversation_id,
+                            ref,
+                            archive.kind,
+                            now,
+                            archive.engine,
+                            archive.reason,
+                            None if archive.result is None else json.dumps(archive.result),
+                            json_list(archive.replaced),
+                            json_list(archive.replacement),
+                        )
+                    )
+                inserted = cursor.run(
+                    "INSERT INTO forge_archives (conversation_id, ref, kind, created_at, engine, "
+                    "reason, result, replaced, replacement) VALUES "
+                    + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
+                    + " RETURNING id, ref",
+                    values,
+                )
+                ids.update((str(ref), cast(int, archive_id)) for archive_id, ref in inserted)
+            ranges = [
+                (ids[ref], lo, hi)
+                for ref, archive in zip(refs, archives, strict=True)
+                for lo, hi in archive.seqs
+            ]
+            for at in range(0, len(ranges), _BATCH):
+                chunk_ranges = ranges[at : at + _BATCH]
+                cursor.run(
+                    "INSERT INTO forge_archive_ranges (archive_id, conversation_id, lo, hi) VALUES "
+                    + ", ".join(["(?, ?, ?, ?)"] * len(chunk_ranges)),
+                    [
+                        v
+                        for archive_id, lo, hi in chunk_ranges
+                        for v in (archive_id, conversation_id, lo, hi)
+                    ],
+                )
+            if snapshot is not None:
+                cursor.run(
+                    "UPDATE forge_conversations SET snapshot = ? WHERE id = ?",
+                    (snapshot.to_json(), conversation_id),
+                )
+        return tuple(refs)
+
+    def archives(self, conversation_id: str) -> list[ArchiveInfo]:
+        """Every archive of the conversation, oldest first."""
+        self.conversation(conversation_id)
+        rows = self._db.read(
+            "SELECT id, ref, kind, created_at, engine, reason, result, replaced, replacement "
+            "FROM forge_archives WHERE conversation_id = ? ORDER BY id",
+            (conversation_id,),
+        )
+        ranges = self._ranges(conversation_id)
+        return [archive_info(row, ranges.get(cast(int, row[0]), ())) for row in rows]
+
+    def _ranges(
+        self, conversation_id: str, archive_id: int | None = None
+    ) -> dict[int, tuple[tuple[int, int], ...]]:
+        sql = "SELECT archive_id, lo, hi FROM forge_archive_ranges WHERE conversation_id = ?"
+        params: list[Param] = [conversation_id]
+        if archive_id is not None:
+            sql += " AND archive_id = ?"
+            params.append(archive_id)
+        found: dict[int, list[tuple[int, int]]] = {}
+        for archive, lo, hi in self._db.read(sql + " ORDER BY lo", params):
+            found.setdefault(cast(int, archive), []).append((cast(int, lo), cast(int, hi)))
+        return {key: tuple(value) for key, value in found.items()}
+
+    def ref_of(self, conversation_id: str, seq: int) -> str | None:
+        """The newest archive that holds original message ``seq`` (None: never archived)."""
+        return ref_of(self._db, conversation_id, seq)
+
+    def search(
+        self,
+        query: str,
+        *,
+        conversation_id: str | None = None,
+        limit: int = 10,
+        archived_only: bool = False,
+    ) -> list[SearchHit]:
+        """Original messages matching ``query`` (all its words, else any), best first.
+
+        ``limit`` is capped at 50; ``archived_only`` keeps messages some archive holds
+        (what compaction took out of the context).
+        """
+        return search_messages(
+            self._db,
+            query,
+            conversation_id=conversation_id,
+            limit=limit,
+            archived_only=archived_only,
+        )
+
+    def load(self, conversation_id: str) -> SavedConversation:
+        """The conversation's context (latest snapshot + later messages) and runtime state.
+
+        Raises:
+            ConversationNotFound: no such id.
+            StoreCorrupt: the snapshot cannot be read.
+        """
+        return load_saved(self._db, self.conversation(conversation_id))
+
+    def archive(self, conversation_id: str, ref: str) -> ArchiveInfo:
+        """The archive ``ref`` of the conversation.
+
+        Raises:
+            UnknownRef: no such ref (or not a ref at all).
+            ConversationNotFound: no such conversation.
+        """
+        parse_ref(self.url, conversation_id, ref)
+        self.conversation(conversation_id)
+        rows = self._db.read(
+            "SELECT id, ref, kind, created_at, engine, reason, result, replaced, replacement "
+            "FROM forge_archives WHERE conversation_id = ? AND ref = ?",
+            (conversation_id, ref.strip()),
+        )
+        if not rows:
+            raise UnknownRef(self.url, conversation_id, ref)
+        archive_id = cast(int, rows[0][0])
+        return archive_info(rows[0], self._ranges(conversation_id, archive_id).get(archive_id, ()))
+
+    def expand(self, conversation_id: str, ref: str) -> list[StoredMessage]:
+        """The original messages archive ``ref`` stands for, byte for byte as they joined."""
+        archive = self.archive(conversation_id, ref)
+        out: list[StoredMessage] = []
+        for lo, hi in archive.seqs:
+            out.extend(self.originals(conversation_id, lo, hi))
+        return out
+
+
+def open_store(url: str, *, connect_timeout: int = CONNECT_TIMEOUT) -> SessionStore:
+    """Open (and create or migrate) the session store at ``url``.
+
+    ``sqlite:///PATH`` (or a bare path) is a local file in WAL mode, created when
+    missing; ``postgresql://USER@HOST:PORT/DB`` needs the ``postgres`` extra.
+
+    Raises:
+        InvalidStoreUrl: the URL names no supported store.
+        StoreUnavailable: the server does not answer within the connect timeout, the
+            file cannot be opened.
+        StoreCorrupt: the file is not a session store.
+        StoreSchemaTooNew: the store was written by a newer forge-compact.
+    """
+    db = connect(parse_store_url(url), connect_timeout)
+    try:
+        migrate(db)
+    except BaseException:
+        db.close()
+        raise
+    return SessionStore(db)

@@ -1,0 +1,171 @@
+"""``forge-compact history`` and ``--store`` on compact and replay, on both databases."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.app.test_cli import SESSIONS, forge
+
+SESSION = SESSIONS / "msa-deepseek-django-15400.json"
+needs_session = pytest.mark.skipif(not SESSION.is_file(), reason="shared sessions missing")
+
+
+def _raw():
+    data = json.loads(SESSION.read_text())
+    return data if isinstance(data, list) else data["messages"]
+
+
+def _only_conversation(url: str) -> str:
+    from forge_app.store import open_store
+
+    with open_store(url) as store:
+        (conversation,) = store.conversations()
+    return conversation.id
+
+
+def _pruned(url: str, out) -> int:
+    """Messages of the output that name a ``t`` ref (pruned in place)."""
+    return len(re.findall(r"\[archived: ref t[0-9]+\]", out.read_text()))
+
+
+@needs_session
+def test_history_compact_with_store_archives_and_export_gives_the_input_back(store_url, tmp_path):
+    out = tmp_path / "out.json"
+    before = SESSION.read_bytes()
+    compacted = forge("compact", SESSION, "--store", store_url, "-o", out)
+    conversation = _only_conversation(store_url)
+    exported = forge("history", "export", conversation, "--store", store_url, "-o", tmp_path / "x")
+    refs = re.findall(r"\[archived: ref (c[0-9]+)", out.read_text())
+    expanded = forge("history", "expand", conversation, refs[0], "--store", store_url)
+    lines = (tmp_path / "x").read_text().splitlines()[1:-1]
+    assert (compacted.returncode, exported.returncode, expanded.returncode) == (0, 0, 0)
+    assert f"stored as conversation {conversation}" in compacted.stderr
+    assert [line.strip().rstrip(",") for line in lines] == [
+        json.dumps(m, ensure_ascii=False) for m in _raw()
+    ]
+    span = _raw()[2:134]  # the range the compaction reports (indices 2..133)
+    output = {json.dumps(m) for m in json.loads(out.read_text())}
+    kept = [m for m in span if json.dumps(m) in output]
+    expanded_messages = json.loads(expanded.stdout)
+    assert expanded_messages == [m for m in span if m not in kept and m in expanded_messages]
+    assert len(expanded_messages) + len(kept) == len(span) - _pruned(store_url, out)
+    assert SESSION.read_bytes() == before
+
+
+@needs_session
+def test_history_replay_with_store_then_list_show_search(store_url):
+    replayed = forge("replay", SESSION, "--store", store_url)
+    conversation = _only_conversation(store_url)
+    listed = forge("history", "list", "--store", store_url)
+    shown = forge("history", "show", conversation, "--store", store_url)
+    searched = forge(
+        "history", "search", "SimpleLazyObject radd", "--store", store_url, "-c", conversation
+    )
+    assert [r.returncode for r in (replayed, listed, shown, searched)] == [0, 0, 0, 0]
+    assert conversation in listed.stderr
+    assert "150 original messages" in shown.stderr
+    assert re.search(r"\bt1\b.*message", shown.stderr)
+    assert "SimpleLazyObject" in searched.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        (("history", "expand", "nope", "c1"), "no conversation 'nope'"),
+        (("history", "export", "nope"), "no conversation 'nope'"),
+        (("history", "search", "x", "-c", "nope"), "no conversation 'nope'"),
+        (("history", "show", "nope"), "no conversation 'nope'"),
+    ],
+    ids=["expand", "export", "search", "show"],
+)
+def test_history_unknown_conversation_exits_2_with_one_line(store_url, args, problem):
+    result = forge(*args, "--store", store_url)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.count("\n") == 1
+    assert problem in result.stderr
+
+
+@needs_session
+def test_history_unknown_ref_exits_2_and_keeps_the_store(store_url, tmp_path):
+    forge("compact", SESSION, "--store", store_url, "-o", tmp_path / "o.json")
+    conversation = _only_conversation(store_url)
+    bad = forge("history", "expand", conversation, "c42", "--store", store_url)
+    malformed = forge("history", "expand", conversation, "chunk", "--store", store_url)
+    good = forge("history", "expand", conversation, "c1", "--store", store_url)
+    assert (bad.returncode, malformed.returncode, good.returncode) == (2, 2, 0)
+    assert f"conversation '{conversation}' has no archive ref 'c42'" in bad.stderr
+    assert "is not an archive ref" in malformed.stderr
+
+
+def test_history_bad_stores_exit_2_naming_the_problem(tmp_path):
+    corrupt = tmp_path / "corrupt.db"
+    corrupt.write_bytes(b"garbage" * 1000)
+    cases = {
+        "mysql://h/db": "unsupported scheme 'mysql'",
+        str(corrupt): "not a readable SQLite session store",
+        str(tmp_path / "missing" / "s.db"): "does not exist",
+    }
+    results = {url: forge("history", "list", "--store", url) for url in cases}
+    assert {url: r.returncode for url, r in results.items()} == dict.fromkeys(cases, 2)
+    for url, problem in cases.items():
+        assert problem in results[url].stderr
+    assert corrupt.read_bytes() == b"garbage" * 1000
+
+
+def test_history_default_store_comes_from_the_environment(tmp_path):
+    url = f"sqlite:///{tmp_path / 'env.db'}"
+    listed = forge("history", "list", env={"FORGE_COMPACT_STORE": url})
+    assert listed.returncode == 0
+    assert f"0 conversations in {url}" in listed.stderr
+    assert (tmp_path / "env.db").is_file()
+
+
+RUN_AGENT = """\
+agents:
+  - id: runner
+    model: fake-model
+    context_length: 4000
+"""
+
+
+def _run_session():
+    """Twelve tool-calling turns, then the answer (counted by requests: compaction folds
+    earlier assistant messages away)."""
+    from tests.app.fake_openai_server import Reply
+
+    served = []
+
+    def respond(body):
+        served.append(body)
+        if len(served) <= 12:
+            return Reply.calls((f"call_{len(served)}", "read", "{}"), content="Reading. " * 150)
+        return Reply.text("forty-two")
+
+    return respond
+
+
+def test_history_run_with_store_keeps_the_live_conversation(store_url, tmp_path):
+    from tests.app.fake_openai_server import FakeOpenAIServer
+
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(RUN_AGENT)
+    with FakeOpenAIServer(_run_session()) as server:
+        result = forge(
+            "run", agent, "Read every file.", "--store", store_url,
+            env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "k"},
+        )  # fmt: skip
+        offered = [t["function"]["name"] for t in server.requests[0].get("tools", [])]
+    conversation = _only_conversation(store_url)
+    exported = forge("history", "export", conversation, "--store", store_url)
+    shown = forge("history", "show", conversation, "--store", store_url)
+    messages = json.loads(exported.stdout)
+    assert (result.returncode, result.stdout.strip()) == (0, "forty-two")
+    assert f"stored as conversation {conversation}" in result.stderr
+    assert offered == ["recall_search", "recall_expand"]
+    assert [m["role"] for m in messages[:2]] == ["user", "assistant"]
+    assert (messages[-1]["role"], messages[-1]["content"]) == ("assistant", "forty-two")
+    assert len(messages) == 2 + 12 * 2
+    assert re.search(r"\bc1\b.*span", shown.stderr)

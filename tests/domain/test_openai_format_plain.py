@@ -1,0 +1,103 @@
+"""The plain-shape reader of OpenAI messages builds what the general reader builds.
+
+``messages_from_openai`` reads messages of the plain shape most transcripts hold with
+``_plain_message`` (validated construction of the fields that differ from their defaults)
+and every other message with ``message_from_openai``. Both must give equal messages, with
+equal estimates, that write back to the input.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from forge_domain.json import JsonObject
+from forge_domain.openai_format import (
+    _plain_message,
+    message_from_openai,
+    message_to_openai,
+    messages_from_openai,
+)
+
+_CALL: JsonObject = {
+    "id": "call_1",
+    "type": "function",
+    "function": {"name": "read_file", "arguments": '{"path": "a.py"}'},
+}
+PLAIN: list[tuple[str, JsonObject]] = [
+    ("system", {"role": "system", "content": "You are terse."}),
+    ("user", {"role": "user", "content": "Fix the bug."}),
+    ("assistant-text", {"role": "assistant", "content": "Done."}),
+    ("assistant-null-content", {"role": "assistant", "content": None, "tool_calls": [_CALL]}),
+    ("assistant-empty-calls", {"role": "assistant", "content": "", "tool_calls": []}),
+    ("assistant-two-calls", {"role": "assistant", "content": "x", "tool_calls": [_CALL, _CALL]}),
+    ("tool", {"role": "tool", "tool_call_id": "call_1", "content": "print(1)\n"}),
+]
+OTHER: list[tuple[str, JsonObject]] = [
+    ("developer", {"role": "developer", "content": "Be brief."}),
+    ("no-content-key", {"role": "assistant", "tool_calls": [_CALL]}),
+    ("null-tool-calls", {"role": "assistant", "content": "x", "tool_calls": None}),
+    ("name", {"role": "user", "content": "hi", "name": "ann"}),
+    ("extra-key", {"role": "user", "content": "hi", "timestamp": 3}),
+    ("parts", {"role": "user", "content": [{"type": "text", "text": "hi"}]}),
+    ("usage", {"role": "assistant", "content": "x", "usage": {"total_tokens": 5}}),
+    ("droppable", {"role": "user", "content": "x", "droppable": True}),
+    (
+        "call-without-type",
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c", "function": _CALL["function"]}],
+        },
+    ),
+    (
+        "call-extra-key",
+        {"role": "assistant", "content": None, "tool_calls": [{**_CALL, "index": 0}]},
+    ),
+    (
+        "call-other-type",
+        {"role": "assistant", "content": None, "tool_calls": [{**_CALL, "type": "custom"}]},
+    ),
+    ("tool-name", {"role": "tool", "tool_call_id": "c", "content": "x", "name": "read"}),
+    ("tool-error", {"role": "tool", "tool_call_id": "c", "content": "x", "is_error": True}),
+    (
+        "tool-parts",
+        {"role": "tool", "tool_call_id": "c", "content": [{"type": "text", "text": "x"}]},
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "raw"), PLAIN + OTHER, ids=[n for n, _ in PLAIN + OTHER])
+def test_messages_from_openai_reads_each_shape_as_the_general_reader(name, raw):
+    (actual,) = messages_from_openai([raw])
+    expected = message_from_openai(0, raw)
+
+    assert (actual, actual.approx_tokens, message_to_openai(actual)) == (
+        expected,
+        expected.approx_tokens,
+        raw,
+    )
+
+
+@pytest.mark.parametrize(("name", "raw"), PLAIN, ids=[n for n, _ in PLAIN])
+def test_plain_messages_take_the_plain_reader(name, raw):
+    assert _plain_message(raw) is not None
+
+
+@pytest.mark.parametrize(("name", "raw"), OTHER, ids=[n for n, _ in OTHER])
+def test_other_messages_are_left_to_the_general_reader(name, raw):
+    assert _plain_message(raw) is None
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"role": "tool", "tool_call_id": "", "content": "x"},
+        {"role": "tool", "tool_call_id": "c", "content": None},
+        {"role": ["user"], "content": "x"},
+        {"role": "assistant", "content": None, "tool_calls": [{**_CALL, "id": ""}]},
+        {"role": "assistant", "content": 3},
+    ],
+    ids=["empty-call-id", "null-tool-content", "unhashable-role", "empty-id", "number-content"],
+)
+def test_plain_reader_leaves_malformed_messages_to_the_general_reader(raw):
+    assert _plain_message(raw) is None
