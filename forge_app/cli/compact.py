@@ -9,7 +9,7 @@ import typer
 
 from forge_app.cli.compacting import compact_transcript
 from forge_app.cli.console import err
-from forge_app.cli.history import stored_conversation
+from forge_app.cli.history import store_file, stored_conversation
 from forge_app.cli.options import (
     AgentId,
     AgentPath,
@@ -17,8 +17,10 @@ from forge_app.cli.options import (
     FormatName,
     Session,
     StoreOption,
+    TokenizerName,
     compaction_mode,
     resolve_agent,
+    tokenizer_loader,
     transcript_format,
 )
 from forge_app.cli.report import metrics_table
@@ -43,18 +45,25 @@ def compact_command(
     ] = None,
     fmt: FormatName = None,
     store: StoreOption = None,
+    tokenizer: TokenizerName = None,
 ) -> None:
     """Compact a transcript with an agent's `compact:` settings.
 
     Writes the compacted transcript to -o (default stdout) and a metrics table to stderr.
     No output may be the input (or the agent file): that is refused before anything runs.
     """
-    check_outputs([output, json_metrics], inputs=[session, agent])
+    check_outputs([output, json_metrics, store_file(store)], inputs=[session, agent])
     chosen = resolve_agent(agent, agent_id)
     transcript = read_transcript(session, transcript_format(fmt))
+    meter = tokenizer_loader(tokenizer, chosen).meter(model=chosen.model, fmt=transcript.format)
     with stored_conversation(store, session, chosen) as recorder:
         compacted, metrics = compact_transcript(
-            transcript, chosen, source=session, mode=compaction_mode(force), recorder=recorder
+            transcript,
+            chosen,
+            source=session,
+            mode=compaction_mode(force),
+            recorder=recorder,
+            meter=meter,
         )
     write_transcript(output, compacted)
     if output != STDIO:

@@ -24,8 +24,14 @@ from rich.table import Table
 
 from forge_app.cli.console import err
 from forge_app.cli.options import StoreOption
-from forge_app.files._atomic import STDIO, write_text_atomic
-from forge_app.store import ConversationRecorder, SessionStore, StoredMessage, open_store
+from forge_app.files._atomic import STDIO, check_outputs, write_text_atomic
+from forge_app.store import (
+    ConversationRecorder,
+    SessionStore,
+    StoredMessage,
+    open_store,
+    parse_store_url,
+)
 from forge_domain import Agent
 
 STORE_ENV = "FORGE_COMPACT_STORE"
@@ -45,6 +51,18 @@ def default_store_url(environ: dict[str, str] | None = None) -> str:
         return env[STORE_ENV]
     home = Path(env.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return f"sqlite:///{home / 'forge-compact' / 'sessions.db'}"
+
+
+def store_file(url: str | None) -> str | None:
+    """The file a SQLite store URL names (None for no store or a PostgreSQL URL).
+
+    Commands pass it to ``check_outputs``: an output written over the store, or a store
+    opened on the command's input transcript, would destroy one of them.
+    """
+    if url is None:
+        return None
+    parsed = parse_store_url(url)
+    return parsed.target if parsed.dialect == "sqlite" else None
 
 
 @contextmanager
@@ -167,6 +185,7 @@ def expand_command(
     store: StoreOption = None,
 ) -> None:
     """Write the original messages behind REF (c3, t12 …) as a JSON list."""
+    check_outputs([output], inputs=[store_file(store or default_store_url())])
     with _history_store(store) as opened:
         messages = opened.expand(conversation, ref)
     _write_messages(output, messages)
@@ -180,6 +199,7 @@ def export_command(
     store: StoreOption = None,
 ) -> None:
     """Write the conversation's original transcript (nothing compacted) as a JSON list."""
+    check_outputs([output], inputs=[store_file(store or default_store_url())])
     with _history_store(store) as opened:
         messages = opened.originals(conversation)
     _write_messages(output, messages)

@@ -14,14 +14,16 @@ from forge_app.cli._chart import chart_format, render_chart
 from forge_app.cli._chart_axes import Sample
 from forge_app.cli.compacting import ensure_provider_valid
 from forge_app.cli.console import err
-from forge_app.cli.history import opened_store
+from forge_app.cli.history import opened_store, store_file
 from forge_app.cli.options import (
     AgentId,
     AgentPath,
     FormatName,
     Session,
     StoreOption,
+    TokenizerName,
     resolve_agent,
+    tokenizer_loader,
     transcript_format,
 )
 from forge_app.files._atomic import check_outputs
@@ -36,15 +38,21 @@ from forge_app.runtime._dispatch import discover_plugins
 from forge_app.runtime._replay import Replay, ReplayTurn
 from forge_app.store import SessionStore
 from forge_domain import Agent, CompactionResult, TokenCount
+from forge_domain.token_count import TokenMeter
 
 BAR_WIDTH = 20
 
 
 async def replay_turns(
-    transcript: Transcript, agent: Agent, store: SessionStore | None = None
+    transcript: Transcript,
+    agent: Agent,
+    store: SessionStore | None = None,
+    meter: TokenMeter | None = None,
 ) -> tuple[list[ReplayTurn], Replay]:
     """Replay ``transcript`` under ``agent`` (entry-point plugins observe it too)."""
-    session = Replay(transcript.context, agent, plugins=discover_plugins(), store=store)
+    session = Replay(
+        transcript.context, agent, plugins=discover_plugins(), store=store, meter=meter
+    )
     turns = [turn async for turn in session.turns()]
     return turns, session
 
@@ -160,6 +168,7 @@ def replay_command(
     ] = None,
     fmt: FormatName = None,
     store: StoreOption = None,
+    tokenizer: TokenizerName = None,
 ) -> None:
     """Replay a transcript as if each assistant message were a provider response.
 
@@ -168,12 +177,13 @@ def replay_command(
     """
     if chart is not None:
         chart_format(chart)
-    check_outputs([output, json_metrics, chart], inputs=[session, agent])
+    check_outputs([output, json_metrics, chart, store_file(store)], inputs=[session, agent])
     chosen = resolve_agent(agent, agent_id)
     transcript = read_transcript(session, transcript_format(fmt))
     ensure_provider_valid(transcript, session)
+    meter = tokenizer_loader(tokenizer, chosen).meter(model=chosen.model, fmt=transcript.format)
     with opened_store(store) as session_store:
-        turns, replayed = anyio.run(replay_turns, transcript, chosen, session_store)
+        turns, replayed = anyio.run(replay_turns, transcript, chosen, session_store, meter)
         if session_store is not None:
             err.print(f"stored as conversation {replayed.conversation.id} in {session_store.url}")
     threshold = chosen.compaction_threshold()

@@ -11,8 +11,14 @@ import anyio
 import typer
 
 from forge_app.cli.console import err, fail, out
-from forge_app.cli.history import opened_store
-from forge_app.cli.options import AgentId, StoreOption, resolve_agent
+from forge_app.cli.history import opened_store, store_file
+from forge_app.cli.options import (
+    AgentId,
+    StoreOption,
+    TokenizerName,
+    resolve_agent,
+    tokenizer_loader,
+)
 from forge_app.errors import EndpointNotConfigured
 from forge_app.files._atomic import check_outputs
 from forge_app.files._transcripts import Transcript, write_transcript
@@ -98,6 +104,7 @@ def run_command(
         ),
     ] = RetryPolicy().deadline,
     store: StoreOption = None,
+    tokenizer: TokenizerName = None,
 ) -> None:
     """Run the agent loop on TASK against an OpenAI-compatible endpoint.
 
@@ -105,7 +112,7 @@ def run_command(
     or from OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL. The answer goes to stdout.
     Exits 1 when a compaction could not complete (the answer and transcript are still written).
     """
-    check_outputs([output], inputs=[agent_file])
+    check_outputs([output, store_file(store)], inputs=[agent_file])
     agent = resolve_agent(agent_file, agent_id)
     check_endpoint(agent, os.environ)
     with opened_store(store) as session_store:
@@ -115,6 +122,7 @@ def run_command(
             plugins=discover_plugins(),
             retry=RetryPolicy(deadline=deadline),
             store=session_store,
+            meter=tokenizer_loader(tokenizer, agent).meter(model=agent.model),
         )
         conversation = orchestrator.open(task)
         failures = CompactionFailures()
@@ -126,7 +134,7 @@ def run_command(
     context = conversation.context
     err.print(
         f"{conversation.turns} turn(s), {conversation.compactions} compaction(s); final context "
-        f"{context.token_count()} tokens in {len(context)} messages"
+        f"{conversation.token_count()} tokens in {len(context)} messages"
     )
     if output is not None:
         write_transcript(output, Transcript(context))

@@ -25,7 +25,7 @@ from forge_app.store._records import (
 from forge_app.store._schema import SCHEMA_VERSION
 from forge_app.store._snapshot import SavedConversation
 from forge_app.store._store import SessionStore, open_store
-from forge_app.store._url import redact_url
+from forge_app.store._url import parse_store_url, redact_url
 
 __all__ = [
     "RECALL_PAGE_FRACTION",
@@ -40,5 +40,6 @@ __all__ = [
     "SessionStore",
     "StoredMessage",
     "open_store",
+    "parse_store_url",
     "redact_url",
 ]

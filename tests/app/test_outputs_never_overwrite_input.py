@@ -94,6 +94,24 @@ CASES = [
     ("batch-under-a-file", ["batch", "in", "-o", "t.json/out"], "not a directory"),
     ("eval-json", ["eval", "t.json", "--windows", "8000", "--json", "t.json"], "never overwritten"),
     ("run-agent-file", ["run", "a.yaml", "task", "-o", "a.yaml"], "never overwritten"),
+    ("compact-store-on-input", ["compact", "t.json", "--store", "t.json"], "never overwritten"),
+    (
+        "compact-store-url-on-input",
+        ["compact", "t.json", "--store", "sqlite:///hard.json"],
+        "never overwritten",
+    ),
+    ("replay-store-on-input", ["replay", "t.json", "--store", "link.json"], "never overwritten"),
+    ("run-store-on-agent", ["run", "a.yaml", "task", "--store", "a.yaml"], "never overwritten"),
+    (
+        "history-export-over-store",
+        ["history", "export", "x", "--store", "t.json", "-o", "t.json"],
+        "never overwritten",
+    ),
+    (
+        "history-expand-over-store",
+        ["history", "expand", "x", "c1", "--store", "t.json", "-o", "./t.json"],
+        "never overwritten",
+    ),
 ]
 
 
