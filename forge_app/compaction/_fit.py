@@ -58,13 +58,15 @@ def _task_index(messages: Sequence[ContextMessage]) -> int | None:
     """The task: the last user message before the first assistant one.
 
     Agents such as SWE-agent and OpenHands put a long demonstration in a user
-    message before the issue statement; the statement is the task.
+    message before the issue statement; the statement is the task. A summary is
+    never the task: right after a compaction that kept no assistant message, the
+    summary is the last user message, and the task is the one before it.
     """
     task = None
     for index, message in enumerate(messages):
         if message.has_role(Role.ASSISTANT):
             break
-        if message.has_role(Role.USER):
+        if message.has_role(Role.USER) and not is_summary_message(message):
             task = index
     return task
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import pytest
 
+from forge_app.compaction import resolve_engine
 from forge_app.compaction._compactor import is_summary_message
 from forge_app.compaction._frame_engine import FrameEngine
 from forge_app.compaction._pruning import PRUNED_MARKER
 from forge_app.compaction._tiers import TieredEngine
-from forge_domain import Context, TextMessage, ToolCatalog, ToolResult
+from forge_app.files import read_transcript
+from forge_domain import Agent, Compact, Context, Role, TextMessage, ToolCatalog, ToolResult
 from forge_domain.validation import find_violations
 from tests.app.engine_sessions import coding_agent, coding_session
+from tests.sessions import session_paths
 
 pytestmark = pytest.mark.anyio
 
@@ -122,3 +125,18 @@ async def test_nothing_to_do_returns_the_input():
     outcome = await _tiered().compress(fixture)
 
     assert (outcome.context is fixture, outcome.changed()) == (True, False)
+
+
+@pytest.mark.parametrize("path", session_paths(), ids=lambda path: path.stem)
+async def test_a_threshold_below_the_task_never_cuts_the_task_when_the_window_has_room(path):
+    # The target is then out of reach; cutting may shorten other texts, but the task is cut
+    # only to meet the window (128K here), and a summary is never mistaken for the task.
+    context = read_transcript(path).context
+    task = next(m for m in context if m.has_role(Role.USER) and not is_summary_message(m))
+    agent = Agent(id="a", compact=Compact(token_threshold=max(context[1].approx_tokens // 2, 1)))
+    engine = resolve_engine(agent, context_length=agent.context_length)
+
+    outcome = await engine.compress(context, mode="forced")
+
+    kept = [m for m in outcome.context if isinstance(m, TextMessage) and m.text == task.text]
+    assert (len(kept), find_violations(outcome.context)) == (1, [])
