@@ -105,7 +105,14 @@ from forge_domain.text_protocol import (
     text_turns,
 )
 from forge_domain.todo import Todo, TodoChange, TodoStatus
-from forge_domain.token_count import TextCounter, context_tokens, message_tokens
+from forge_domain.token_count import (
+    CHARS_METER,
+    TextCounter,
+    TokenizerChoice,
+    TokenMeter,
+    context_tokens,
+    message_tokens,
+)
 from forge_domain.token_estimates import IMAGE_TOKENS, LOW_DETAIL_IMAGE_TOKENS
 from forge_domain.tool_catalog import CallClassifier, ToolCatalog, is_mcp_name
 from forge_domain.tool_outcome import (
@@ -128,6 +135,7 @@ from forge_domain.usage import TokenCount, Usage
 from forge_domain.validation import Dialect, Violation, ensure_valid, find_violations, is_valid
 
 __all__ = [
+    "CHARS_METER",
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_THRESHOLD_PERCENTAGE",
     "EARLIER_EVIDENCE",
@@ -210,6 +218,8 @@ __all__ = [
     "TodoStatus",
     "TodoWriteTool",
     "TokenCount",
+    "TokenMeter",
+    "TokenizerChoice",
     "ToolCall",
     "ToolCallItem",
     "ToolCatalog",

@@ -9,6 +9,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from forge_domain.context import Context
 from forge_domain.messages import Role
 from forge_domain.percentage import validate_percentage
+from forge_domain.token_count import TokenizerChoice
 from forge_domain.usage import TokenCount
 
 Percentage = Annotated[float, AfterValidator(validate_percentage)]
@@ -59,6 +60,10 @@ class Compact(BaseModel):
     """Most tokens a summary may hold (unset: 30% of the threshold, within 400..10,000)."""
     redact_secrets: bool = True
     """Replace recognised secrets (API keys, tokens, passwords …) in every summary written."""
+    tokenizer: TokenizerChoice = "chars"
+    """How the triggers and metrics count text: ``chars`` (chars/4, the default), ``tiktoken``
+    (a bundled OpenAI encoding, chars/4 when none loads), or ``auto`` (tiktoken for OpenAI
+    model families). Provider-reported usage anchors the count whichever is used."""
 
     def summary_budget(self, threshold: int | None = None) -> int:
         """The summary's token budget: ``summary_max_tokens``, else derived from the threshold.

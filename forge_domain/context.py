@@ -156,6 +156,15 @@ class Context:
         """The messages as a tuple (a copy; prefer iteration on long contexts)."""
         return tuple(self)
 
+    def extends(self, other: Context) -> bool:
+        """True when ``other`` is a prefix of this context held in the same store, in O(1).
+
+        A store only ever grows at its end (``append`` on an older view copies), so a
+        shared store means the first ``len(other)`` messages are the same objects.
+        False says nothing (equal messages in another store are not looked at).
+        """
+        return self._store is other._store and other._length <= self._length
+
     @property
     def usage_floor(self) -> int:
         """Usage on messages before this index is not trusted as a size anchor."""

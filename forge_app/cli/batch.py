@@ -9,6 +9,7 @@ import os
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from functools import cache
 from pathlib import Path
 from typing import Annotated
 
@@ -22,6 +23,7 @@ from forge_app.cli.options import (
     AgentPath,
     Force,
     FormatName,
+    TokenizerName,
     compaction_mode,
     resolve_agent,
     transcript_format,
@@ -34,9 +36,10 @@ from forge_app.errors import (
     TranscriptNotFound,
 )
 from forge_app.files._atomic import check_outputs, ensure_not_an_input
-from forge_app.files._transcripts import read_transcript, write_transcript
+from forge_app.files._tokenizer import TokenizerLoader
+from forge_app.files._transcripts import FileFormat, read_transcript, write_transcript
 from forge_domain import Agent, CompactionMode
-from forge_domain.formats import Format
+from forge_domain.token_count import TokenizerChoice
 
 METRICS_FILE = "metrics.jsonl"
 """Name of the per-file metrics written into the output directory."""
@@ -78,20 +81,28 @@ def compact_file(
     target: Path,
     agent: Agent,
     mode: CompactionMode,
-    fmt: Format | None = None,
+    fmt: FileFormat | None = None,
 ) -> _Done:
     """Read, compact and write one file; a bad file is reported, never raised.
 
     Module-level so a worker process can run it (arguments and result are picklable).
     """
     try:
+        transcript = read_transcript(path, fmt)
+        meter = _loader(agent.compact.tokenizer).meter(model=agent.model, fmt=transcript.format)
         compacted, metrics = compact_transcript(
-            read_transcript(path, fmt), agent, source=str(path), mode=mode
+            transcript, agent, source=str(path), mode=mode, meter=meter
         )
         write_transcript(target, compacted)
     except (TranscriptError, CompactionFailed, OutputNotWritten) as exc:
         return index, None, str(exc)
     return index, metrics.model_copy(update={"output": str(target)}), None
+
+
+@cache
+def _loader(choice: TokenizerChoice) -> TokenizerLoader:
+    """One loader per process and setting: tiktoken loads, or its fallback is logged, once."""
+    return TokenizerLoader(choice)
 
 
 def prepare_outputs(
@@ -125,7 +136,7 @@ def prepare_outputs(
     check_outputs(outputs, inputs=[*files, agent])
 
 
-_Work = tuple[int, Path, Path, Agent, CompactionMode, Format | None]
+_Work = tuple[int, Path, Path, Agent, CompactionMode, FileFormat | None]
 """One file's job: the arguments of :func:`compact_file`."""
 
 
@@ -178,6 +189,7 @@ def batch_command(
         ),
     ] = None,
     fmt: FormatName = None,
+    tokenizer: TokenizerName = None,
 ) -> None:
     """Compact many transcripts; exit 1 if any file failed (the others are still written).
 
@@ -185,6 +197,10 @@ def batch_command(
     run for the table), so a run that is killed leaves the metrics of what it wrote.
     """
     chosen = resolve_agent(agent, agent_id)
+    if tokenizer is not None:  # the workers read it from the agent (picklable)
+        chosen = chosen.model_copy(
+            update={"compact": chosen.compact.model_copy(update={"tokenizer": tokenizer})}
+        )
     files = find_transcripts(source)
     if not files:
         raise TranscriptNotFound(source, "no .json or .jsonl files match")

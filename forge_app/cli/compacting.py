@@ -29,6 +29,7 @@ from forge_domain import (
     compaction_outcome,
 )
 from forge_domain.formats import find_format_violations
+from forge_domain.token_count import CHARS_METER, TokenMeter
 
 Trigger = Literal["threshold", "forced", "none"]
 """Why a compaction ran: a configured trigger fired, ``--force`` (which takes precedence), or
@@ -82,14 +83,14 @@ def ensure_provider_valid(transcript: Transcript, source: str | Path) -> None:
 
 
 async def _compress(
-    engine: ContextEngine, context: Context, mode: CompactionMode
+    engine: ContextEngine, context: Context, mode: CompactionMode, meter: TokenMeter = CHARS_METER
 ) -> CompactionOutcome | None:
     """Compact ``context`` as ``mode`` asks, then release the engine.
 
     None when ``mode`` is ``automatic`` and none of the engine's triggers fires.
     """
     try:
-        if mode == "automatic" and not engine.should_compress(context, context.token_count()):
+        if mode == "automatic" and not engine.should_compress(context, meter.count(context)):
             return None
         return await engine.compress(context, mode=mode)
     finally:
@@ -103,6 +104,7 @@ def compact_transcript(
     source: str,
     mode: CompactionMode = "automatic",
     recorder: ConversationRecorder | None = None,
+    meter: TokenMeter = CHARS_METER,
 ) -> tuple[Transcript, CompactionMetrics]:
     """Compact ``transcript`` with the engine ``agent`` names, as a live run would.
 
@@ -121,7 +123,8 @@ def compact_transcript(
         StoreError: ``recorder``'s store could not write (nothing is written).
 
     With a ``recorder`` (``--store``) the transcript is stored as a conversation and the
-    compaction archived; the output names the refs of what was replaced.
+    compaction archived; the output names the refs of what was replaced. ``meter``
+    counts for the token trigger and the metrics (``compact.tokenizer``; default chars/4).
     """
     ensure_provider_valid(transcript, source)
     context = transcript.context
@@ -130,12 +133,19 @@ def compact_transcript(
         recorder.sync(context)
         engine = ArchivingEngine(engine, recorder)
     started = time.perf_counter()
-    outcome = anyio.run(_compress, engine, context, mode)
+    outcome = anyio.run(_compress, engine, context, mode, meter)
     trigger: Trigger = "threshold" if mode == "automatic" else "forced"
     if outcome is None:
         trigger = "none"
         outcome = compaction_outcome(context, context, None, engine=engine.name)
     result = outcome.result
+    if meter.count_text is not None:
+        result = result.model_copy(
+            update={
+                "original_tokens": int(meter.count(context)),
+                "compacted_tokens": int(meter.count(outcome.context)),
+            }
+        )
     metrics = CompactionMetrics(
         input=source,
         agent=agent.id,

@@ -13,14 +13,16 @@ from forge_app.cli.options import (
     AgentId,
     AgentPath,
     FormatName,
+    TokenizerName,
     resolve_agent,
+    tokenizer_loader,
     transcript_format,
 )
 from forge_app.evaluation import SessionEval, evaluate
 from forge_app.files._atomic import check_outputs
-from forge_app.files._transcripts import read_transcript, write_text_atomic
+from forge_app.files._tokenizer import TokenizerLoader
+from forge_app.files._transcripts import FileFormat, read_transcript, write_text_atomic
 from forge_domain import Agent
-from forge_domain.formats import Format
 
 DEFAULT_WINDOWS = "8000,16000,32000"
 KINDS = ("task", "asks", "modified_paths", "failures", "last_error")
@@ -108,11 +110,14 @@ async def _evaluate_all(
     agent: Agent,
     windows: list[int],
     discount: float,
-    fmt: Format | None = None,
+    fmt: FileFormat | None = None,
+    loader: TokenizerLoader | None = None,
 ) -> list[SessionEval]:
     rows = []
+    loader = loader or TokenizerLoader(agent.compact.tokenizer)
     for path in sessions:
         transcript = read_transcript(str(path), fmt)
+        meter = loader.meter(model=agent.model, fmt=transcript.format)
         for window in windows:
             rows.append(
                 await evaluate(
@@ -121,6 +126,7 @@ async def _evaluate_all(
                     window=window,
                     session=path.stem,
                     cache_discount=discount,
+                    meter=meter,
                 )
             )
     return rows
@@ -143,6 +149,7 @@ def eval_command(
         Path | None, typer.Option("--json", help="Write one JSON object per row here (JSONL).")
     ] = None,
     fmt: FormatName = None,
+    tokenizer: TokenizerName = None,
 ) -> None:
     """Replay sessions turn by turn at each window; print validity, size, facts kept, cost."""
     check_outputs([json_path], inputs=[*sessions, agent])
@@ -153,7 +160,15 @@ def eval_command(
         raise typer.BadParameter(f"--windows: {windows!r} is not a list of integers") from exc
     if not sizes or min(sizes) <= 0:
         raise typer.BadParameter(f"--windows: {windows!r} is not a list of positive integers")
-    rows = anyio.run(_evaluate_all, sessions, chosen, sizes, cache_discount, transcript_format(fmt))
+    rows = anyio.run(
+        _evaluate_all,
+        sessions,
+        chosen,
+        sizes,
+        cache_discount,
+        transcript_format(fmt),
+        tokenizer_loader(tokenizer, chosen),
+    )
     out.print(markdown_table(rows), markup=False, soft_wrap=True)
     if json_path is not None:
         write_text_atomic(json_path, "".join(r.model_dump_json() + "\n" for r in rows))

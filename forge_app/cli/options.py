@@ -10,8 +10,10 @@ import typer
 
 from forge_app.errors import InvalidAgentFile
 from forge_app.files._agents import DeprecatedAgentSyntax, default_agent, load_agent
+from forge_app.files._tokenizer import TokenizerLoader
+from forge_app.files._transcripts import FileFormat
 from forge_domain import Agent, CompactionMode
-from forge_domain.formats import Format
+from forge_domain.token_count import TokenizerChoice
 
 AgentPath = Annotated[
     Path | None,
@@ -43,13 +45,31 @@ Session = Annotated[
     ),
 ]
 FormatName = Annotated[
-    Format | None,
+    FileFormat | None,
     typer.Option(
         "--format",
-        help="Read (and write back) transcripts in this format instead of detecting it per file.",
+        help="Read (and write back) transcripts in this format instead of detecting it per "
+        "file: a transcript format, or an agent log wrapping one (claude-code: a Claude Code "
+        "session log; codex: a Codex rollout).",
         show_default=False,
     ),
 ]
+
+TokenizerName = Annotated[
+    TokenizerChoice | None,
+    typer.Option(
+        "--tokenizer",
+        help="How the triggers and metrics count tokens: chars/4 (chars), tiktoken when it "
+        "loads offline (tiktoken), or tiktoken for OpenAI models only (auto). Default: the "
+        "agent's compact.tokenizer (chars). Provider usage in the transcript anchors the count.",
+        show_default=False,
+    ),
+]
+
+
+def tokenizer_loader(choice: TokenizerChoice | None, agent: Agent) -> TokenizerLoader:
+    """The loader for ``--tokenizer``, else the agent's ``compact.tokenizer``."""
+    return TokenizerLoader(choice or agent.compact.tokenizer)
 
 
 StoreOption = Annotated[
@@ -63,7 +83,7 @@ StoreOption = Annotated[
 ]
 
 
-def transcript_format(name: Format | None) -> Format | None:
+def transcript_format(name: FileFormat | None) -> FileFormat | None:
     """The format ``--format`` names; None: detect each file's."""
     return name
 

@@ -25,6 +25,7 @@ from forge_app.evaluation._facts import extract_facts
 from forge_app.evaluation._retention import retention
 from forge_app.runtime import Replay, hookimpl
 from forge_domain import Agent, CompactionResult, Context, ContextMessage, Role, TextMessage
+from forge_domain.token_count import CHARS_METER, TokenMeter
 from forge_domain.validation import find_violations
 
 __all__ = ["SessionEval", "evaluate"]
@@ -113,11 +114,18 @@ async def evaluate(
     window: int,
     session: str = "session",
     cache_discount: float = 0.1,
+    meter: TokenMeter = CHARS_METER,
 ) -> SessionEval:
-    """Replay ``transcript`` under ``agent`` with a ``window``-token model and measure it."""
+    """Replay ``transcript`` under ``agent`` with a ``window``-token model and measure it.
+
+    ``meter`` counts for the triggers, the window and the peak request (default chars/4).
+    """
     messages = tuple(transcript)
     watch = _Watch()
-    replay = Replay(messages, agent, plugins=[(watch.name, watch)], context_length=window)
+    replay = Replay(
+        messages, agent, plugins=[(watch.name, watch)], context_length=window, meter=meter
+    )
+    peak = meter.fresh()
     turns = 0
     stopped: str | None = None
     try:
@@ -136,7 +144,7 @@ async def evaluate(
         turns=turns,
         valid=not find_violations(final),
         stopped=stopped,
-        peak_request=max((int(c.token_count()) for c in sent), default=0),
+        peak_request=max((int(peak.count(c)) for c in sent), default=0),
         compactions=len(watch.results),
         ineffective=watch.ineffective,
         largest_summary=_largest_summary([*sent, final]),

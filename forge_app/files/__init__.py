@@ -18,8 +18,22 @@ from forge_app.files._atomic import (
     write_bytes_atomic,
     write_text_atomic,
 )
-from forge_app.files._tokenizer import Tokenizer, TokenizerChoice, load_tokenizer
+from forge_app.files._containers import (
+    CONTAINERS,
+    Container,
+    ContainerEventsNotWritable,
+    ContainerLog,
+    detect_container,
+    read_container,
+)
+from forge_app.files._tokenizer import (
+    Tokenizer,
+    TokenizerChoice,
+    TokenizerLoader,
+    load_tokenizer,
+)
 from forge_app.files._transcripts import (
+    FileFormat,
     Transcript,
     layout_for,
     parse_transcript,
@@ -28,13 +42,20 @@ from forge_app.files._transcripts import (
 )
 
 __all__ = [
+    "CONTAINERS",
     "AgentFile",
+    "Container",
+    "ContainerEventsNotWritable",
+    "ContainerLog",
     "DeprecatedAgentSyntax",
+    "FileFormat",
     "Tokenizer",
     "TokenizerChoice",
+    "TokenizerLoader",
     "Transcript",
     "check_outputs",
     "default_agent",
+    "detect_container",
     "ensure_not_an_input",
     "layout_for",
     "load_agent",
@@ -43,6 +64,7 @@ __all__ = [
     "parse_agent_markdown",
     "parse_agents",
     "parse_transcript",
+    "read_container",
     "read_transcript",
     "write_bytes_atomic",
     "write_text_atomic",

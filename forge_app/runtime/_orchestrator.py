@@ -78,6 +78,7 @@ from forge_domain import (
     ToolResult,
     Usage,
 )
+from forge_domain.token_count import CHARS_METER, TokenMeter
 
 EngineFactory = Callable[[Agent], ContextEngine]
 """Builds a fresh engine for one conversation (engines keep per-conversation state)."""
@@ -152,6 +153,7 @@ class Orchestrator:
         retry: RetryPolicy | None = None,
         context_length: int | None = None,
         store: SessionStore | None = None,
+        meter: TokenMeter | None = None,
     ) -> None:
         """Configure the loop.
 
@@ -168,6 +170,10 @@ class Orchestrator:
             store: keeps every conversation (its original messages, what each
                 compaction replaced) and offers the model the recall tools;
                 :meth:`resume` picks a stored conversation up again.
+            meter: how conversations are counted for the triggers, the window and the
+                metrics (``compact.tokenizer``; the application loads the tokenizer,
+                e.g. ``forge_app.files.TokenizerLoader``); default chars/4. Each
+                conversation gets a fresh meter of the same tokenizer.
         """
         if isinstance(tools, ToolRegistry) and agent.tools:
             tools = tools.only(agent.tools)
@@ -179,6 +185,7 @@ class Orchestrator:
         self.retry = retry or RetryPolicy()
         self.context_length = context_length if context_length is not None else agent.context_length
         self.store = store
+        self.meter = meter or CHARS_METER
 
     @classmethod
     def for_agent(
@@ -273,6 +280,7 @@ class Orchestrator:
             hooks=hooks,
             tools=EngineTools(self.tools, engine) if engine.tool_schemas() else None,
             recorder=recorder,
+            meter=self.meter.fresh(),
         )
 
     def persist(self, conversation: Conversation) -> None:
@@ -414,7 +422,7 @@ class Orchestrator:
             ContextDoesNotFit: naming the parts that could not be shrunk.
         """
         window = self.context_length
-        tokens = int(conversation.context.token_count())
+        tokens = int(conversation.token_count())
         if window is not None and tokens > window:
             raise ContextDoesNotFit(tokens, window, irreducible_parts(conversation.context))
 

@@ -40,6 +40,7 @@ from forge_domain import (
     ToolCall,
     ToolResult,
 )
+from forge_domain.token_count import CHARS_METER, TokenMeter
 
 
 class ReplayModel:
@@ -152,8 +153,12 @@ class Replay:
         plugins: Sequence[NamedPlugin] = (),
         context_length: int | None = None,
         store: SessionStore | None = None,
+        meter: TokenMeter | None = None,
     ) -> None:
         """Prepare the replay; ``plugins`` observe it like any conversation.
+
+        ``meter`` counts for the triggers and the sizes reported (``compact.tokenizer``;
+        default chars/4).
 
         With a ``store``, the replayed conversation is stored as a live one would be
         (originals, archives of every compaction, refs named in the context).
@@ -172,7 +177,9 @@ class Replay:
             engine=engine,
             context_length=context_length,
             store=store,
+            meter=meter,
         )
+        self._recorded_meter = (meter or CHARS_METER).fresh()
         first = next((i for i, m in enumerate(self.transcript) if _is_response(m)), None)
         self._start = len(self.transcript) if first is None else first
         self.conversation: Conversation = self.orchestrator.open(
@@ -215,10 +222,12 @@ class Replay:
             yield ReplayTurn(
                 turn=number,
                 messages=len(context),
-                tokens=context.token_count(),
-                request_tokens=max((c.token_count() for c in self.model.sent[sent:]), key=int),
+                tokens=conversation.token_count(context),
+                request_tokens=max(
+                    (conversation.token_count(c) for c in self.model.sent[sent:]), key=int
+                ),
                 recorded_messages=len(recorded),
-                recorded_tokens=recorded.token_count_approx(),
+                recorded_tokens=self._recorded_meter.total(recorded),
                 compactions=self._recorder.drain(),
             )
         if pending:

@@ -164,14 +164,21 @@ class CompactionHandler:
         """Preflight: compact a context over the threshold; make one over the window fit."""
         context = conversation.context
         due, self._due = self._due, False
-        if self._is_held(conversation, context.token_count()):
+        if self._is_held(conversation, conversation.token_count(context)):
             pass
         elif due:
             await self.compact(conversation, "threshold")
-        elif self.engine.should_compress_preflight(context):
+        elif self._preflight(conversation, context):
             await self.compact(conversation, "preflight")
-        if self.window is not None and int(conversation.context.token_count()) > self.window:
+        if self.window is not None and int(conversation.token_count()) > self.window:
             await self.fit_window(conversation)
+
+    def _preflight(self, conversation: Conversation, context: Context) -> bool:
+        """The engine's preflight check; with a tokenizer injected (``compact.tokenizer``),
+        the threshold against the conversation's own count instead."""
+        if conversation.meter.count_text is None:
+            return self.engine.should_compress_preflight(context)
+        return int(conversation.token_count(context)) >= self.threshold
 
     @hookimpl
     async def forge_on_response(self, conversation: Conversation, response: ModelResponse) -> None:
@@ -183,7 +190,7 @@ class CompactionHandler:
         if response.usage is not None:
             self.engine.update_from_response(response.usage)
         context = conversation.context
-        count = context.token_count()
+        count = conversation.token_count(context)
         over = self.engine.should_compress(context, count)
         if self._awaiting_usage and count.is_actual():
             self._awaiting_usage = False
@@ -215,15 +222,15 @@ class CompactionHandler:
             return
         await self.compact(conversation, "window")
         before = conversation.context
-        if int(before.token_count()) <= window:
+        if int(conversation.token_count(before)) <= window:
             return
         after = cut_to_fit(before, window, reach="task_too").context
         if after is not before and conversation.replace_context(before, after):
             _log.warning(
                 "context_cut_to_fit",
                 conversation_id=conversation.id,
-                tokens_before=int(before.token_count()),
-                tokens_after=int(after.token_count()),
+                tokens_before=int(conversation.token_count(before)),
+                tokens_after=int(conversation.token_count(after)),
                 window=window,
             )
 
@@ -242,7 +249,7 @@ class CompactionHandler:
             CompactionStartEvent(
                 conversation=conversation,
                 reason=reason,
-                token_count=before.token_count(),
+                token_count=conversation.token_count(before),
                 threshold=self.threshold,
             )
         )
@@ -268,9 +275,9 @@ class CompactionHandler:
             conversation.compactions += 1
         result = outcome.result.model_copy(
             update={
-                "original_tokens": int(before.token_count()),
+                "original_tokens": int(conversation.token_count(before)),
                 "original_messages": len(before),
-                "compacted_tokens": int(after.token_count()),
+                "compacted_tokens": int(conversation.token_count(after)),
                 "compacted_messages": len(after),
             }
         )
@@ -282,7 +289,7 @@ class CompactionHandler:
         return result
 
     async def _guard(self, conversation: Conversation, after: Context, *, effective: bool) -> None:
-        count = after.token_count()
+        count = conversation.token_count(after)
         if effective and not self.engine.should_compress(after, count):
             self._awaiting_usage = True
             return

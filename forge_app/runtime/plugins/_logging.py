@@ -14,12 +14,16 @@ from forge_app.runtime._conversation import Conversation
 from forge_app.runtime._events import CompactionReason, EndReason
 from forge_app.runtime._hookspecs import hookimpl
 from forge_app.runtime._model import ModelRequest, ModelResponse
-from forge_domain import CompactionResult, Context, TokenCount, ToolCall, ToolResult
+from forge_domain import CompactionResult, TokenCount, ToolCall, ToolResult
 
 
-def _size(context: Context) -> dict[str, int | str]:
-    count = context.token_count()
-    return {"messages": len(context), "tokens": count.value, "token_count_kind": count.kind}
+def _size(conversation: Conversation) -> dict[str, int | str]:
+    count = conversation.token_count()  # as the conversation's meter counts it
+    return {
+        "messages": len(conversation.context),
+        "tokens": count.value,
+        "token_count_kind": count.kind,
+    }
 
 
 class LoggingPlugin:
@@ -41,14 +45,12 @@ class LoggingPlugin:
     @hookimpl
     def forge_on_start(self, conversation: Conversation) -> None:
         """``conversation_started``."""
-        context = conversation.context
-        self._bind(conversation).info("conversation_started", **_size(context))
+        self._bind(conversation).info("conversation_started", **_size(conversation))
 
     @hookimpl
     def forge_on_request(self, conversation: Conversation, turn: int) -> None:
         """``request_prepared``."""
-        context = conversation.context
-        self._bind(conversation).debug("request_prepared", turn=turn, **_size(context))
+        self._bind(conversation).debug("request_prepared", turn=turn, **_size(conversation))
 
     @hookimpl
     def forge_on_response(
@@ -93,8 +95,7 @@ class LoggingPlugin:
     @hookimpl
     def forge_on_turn_end(self, conversation: Conversation, turn: int) -> None:
         """``turn_ended``."""
-        context = conversation.context
-        self._bind(conversation).debug("turn_ended", turn=turn, **_size(context))
+        self._bind(conversation).debug("turn_ended", turn=turn, **_size(conversation))
 
     @hookimpl
     def forge_on_context_overflow(
@@ -175,11 +176,10 @@ class LoggingPlugin:
     @hookimpl
     def forge_on_end(self, conversation: Conversation, reason: EndReason) -> None:
         """``conversation_ended``."""
-        context = conversation.context
         self._bind(conversation).info(
             "conversation_ended",
             reason=reason,
             turns=conversation.turns,
             compactions=conversation.compactions,
-            **_size(context),
+            **_size(conversation),
         )
