@@ -28,7 +28,11 @@ __all__ = ["HistoryCompactor"]  # adapter_agent: for the adapters only
 _log = structlog.get_logger("forge_app")
 
 SUMMARIES_REMEMBERED = 16
-"""Summaries whose structured form is kept, so that the next compaction folds them."""
+"""Summaries whose structured form is kept, so that the next compaction folds them.
+
+A frame of the default template would fold without it (the engines read its text back,
+``forge_app.summary._read_frame``); a model-written summary (the ``llm`` engine) would
+not: its text is prose, and only this keeps the frame of facts it was checked against."""
 RETRY_GROWTH = 0.1
 """After an ineffective compaction, wait until the context grows by this share of the threshold."""
 
@@ -79,6 +83,8 @@ class HistoryCompactor:
         A framework keeps only a summary's text (a user message, or an assistant message
         the ``llm`` engine wrote or merged it into); with its structure back, the next
         compaction folds it into the new summary instead of quoting it as conversation.
+        (A frame's text is read back by the engines anyway; a model-written summary's
+        structure exists only here.)
         """
         if isinstance(message, TextMessage) and message.summary_data is None:
             data = self._summaries.get(message.text)

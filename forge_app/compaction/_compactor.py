@@ -26,6 +26,7 @@ import jinja2
 from pydantic import ValidationError
 
 from forge_app.errors import CompactionFailed
+from forge_app.summary import earlier_summary
 from forge_app.summary._budget import (
     MIN_TEXT_LIMIT,
     drop_oldest_narration,
@@ -34,10 +35,10 @@ from forge_app.summary._budget import (
     longest_text,
 )
 from forge_app.summary._frame import SummaryFrame, is_summary_text
-from forge_app.summary.transformers import SummaryTransformer
+from forge_app.summary.transformers import SummaryTransformer, redaction_memo
 from forge_app.summary.transformers._keep_last_operation import aggregate_operations
 from forge_domain.carry import accumulated_usage, carry_reasoning
-from forge_domain.compact import Compact
+from forge_domain.compact import SUMMARY_FLOOR, Compact
 from forge_domain.context import Context
 from forge_domain.errors import ForgeDomainError
 from forge_domain.messages import CHARS_PER_TOKEN, ContextMessage, Role, TextMessage
@@ -76,6 +77,15 @@ def _fold_start(context: Context, start: int) -> int:
             folded = index
         index -= 1
     return folded
+
+
+def _kept_tokens(context: Context, span: tuple[int, int]) -> int:
+    """The tokens a splice of ``span`` keeps besides its summary: a lower bound of its size."""
+    start, end = span
+    kept = carry_reasoning(
+        [*context[:start], *context[end + 1 :]], context[start : end + 1], after=start
+    )
+    return Context(kept, usage_floor=len(kept)).token_count_approx()
 
 
 def ensure_valid_output(compacted: Context) -> None:
@@ -136,7 +146,8 @@ class Compactor:
         ensure_valid(context, "shared")
         chosen = strategy if strategy is not None else self.automatic_strategy()
         try:
-            return self._compact_valid(context, chosen)
+            with redaction_memo():  # the span may be summarised several times
+                return self._compact_valid(context, chosen)
         except (ForgeDomainError, ValidationError, jinja2.TemplateError) as exc:
             raise CompactionFailed("summary", str(exc)) from exc
 
@@ -150,14 +161,25 @@ class Compactor:
         return _fold_start(context, start), end
 
     def _summary(
-        self, span: Sequence[ContextMessage], text_limit: int
+        self, span: Sequence[ContextMessage], text_limit: int, budget: int | None = None
     ) -> tuple[ContextSummary, str]:
-        """The summary of ``span`` and its frame, within the summary budget when possible."""
+        """The summary of ``span`` and its frame, within the summary budget when possible.
+
+        ``budget`` (tokens) lowers the configured summary budget (never below
+        ``SUMMARY_FLOOR``) when what the context keeps leaves less room than that.
+        """
         earlier: list[TextMessage] = []  # summaries of earlier compactions, to fold
         fresh: list[ContextMessage] = []
         for message in span:
             if message.droppable:
                 continue
+            if (
+                isinstance(message, TextMessage)
+                and message.summary_data is None
+                and is_summary_message(message)
+            ):  # a frame kept as text only (a file, a framework): its structure read back
+                data = earlier_summary(message.text).model_dump(mode="json")
+                message = message.model_copy(update={"summary_data": data})
             if isinstance(message, TextMessage) and message.summary_data is not None:
                 earlier.append(message)
                 if message.tool_calls:  # an llm summary merged ahead of a turn: keep its calls
@@ -172,13 +194,22 @@ class Compactor:
         blocks.extend(ContextSummary.from_messages(fresh, self._catalog).blocks)
         summary = aggregate_operations(self._transform(ContextSummary.of_blocks(blocks)))
         summary = drop_oldest_narration(limit_texts(summary, text_limit), SUMMARY_NARRATION_BUDGET)
-        max_chars = self.config.summary_budget() * CHARS_PER_TOKEN
+        tokens = self.config.summary_budget()
+        if budget is not None:
+            tokens = max(SUMMARY_FLOOR, min(tokens, budget))
+        max_chars = tokens * CHARS_PER_TOKEN
         return fit_summary(summary, self._frame.render, max_chars)
 
-    def _splice(self, context: Context, span: tuple[int, int], text_limit: int) -> Context:
+    def _splice(
+        self,
+        context: Context,
+        span: tuple[int, int],
+        text_limit: int,
+        budget: int | None = None,
+    ) -> Context:
         start, end = span
         messages = context[start : end + 1]
-        summary, frame = self._summary(messages, text_limit)
+        summary, frame = self._summary(messages, text_limit, budget)
         summary_message = TextMessage(
             role=Role.USER,
             content=frame,
@@ -198,7 +229,12 @@ class Compactor:
         if span is None and not over_budget:
             # The strategy keeps everything; only a budget that is not met asks for more.
             return self._outcome(context, context, None, self._status(context, max_tokens))
-        compacted = self._splice(context, span, SUMMARY_TEXT_LIMIT) if span else None
+        # Over ``max_tokens`` without its summary, the strategy's span is not built: ``_fit``
+        # would only replace it (a compaction over the budget is kept only when no span is).
+        over = (
+            max_tokens is not None and span is not None and _kept_tokens(context, span) > max_tokens
+        )
+        compacted = self._splice(context, span, SUMMARY_TEXT_LIMIT) if span and not over else None
         status: BudgetStatus = "not_set"
         if max_tokens is not None:
             compacted, span, status = self._fit(context, compacted, span, retained, max_tokens)
@@ -231,7 +267,8 @@ class Compactor:
         while low <= high:  # the largest retained count whose compaction fits
             middle = (low + high) // 2
             candidate_span = self._span(context, middle)
-            if candidate_span is not None:
+            # A span whose kept messages alone are over cannot fit: no summary is built.
+            if candidate_span is not None and _kept_tokens(context, candidate_span) <= max_tokens:
                 candidate = self._splice(context, candidate_span, SUMMARY_TEXT_LIMIT)
                 if candidate.token_count_approx() <= max_tokens:
                     best = (candidate, candidate_span)
@@ -243,12 +280,17 @@ class Compactor:
         widest = self._span(context, 0) or span
         if widest is None:
             return compacted, span, "exhausted"
-        widest_summary, _ = self._summary(context[widest[0] : widest[1] + 1], SUMMARY_TEXT_LIMIT)
+        # What the context keeps verbatim (a long task, the tail) leaves the summary less
+        # room than its budget: the summary yields, down to its floor.
+        room = max_tokens - _kept_tokens(context, widest)
+        widest_summary, _ = self._summary(
+            context[widest[0] : widest[1] + 1], SUMMARY_TEXT_LIMIT, room
+        )
         limit = min(SUMMARY_TEXT_LIMIT, longest_text(widest_summary))
-        candidate = self._splice(context, widest, limit)
+        candidate = self._splice(context, widest, limit, room)
         while limit > MIN_TEXT_LIMIT and candidate.token_count_approx() > max_tokens:
             limit = max(MIN_TEXT_LIMIT, limit // 2)
-            candidate = self._splice(context, widest, limit)
+            candidate = self._splice(context, widest, limit, room)
         status: BudgetStatus = (
             "met" if candidate.token_count_approx() <= max_tokens else "exhausted"
         )

@@ -37,6 +37,7 @@ from forge_app.compaction._boundaries import tail_start
 from forge_app.compaction._compactor import Compactor
 from forge_app.compaction._fit import cut_to_fit
 from forge_app.compaction._pruning import Pruned, prune_tool_outputs
+from forge_app.summary.transformers import redaction_memo
 from forge_domain.agent import Agent
 from forge_domain.context import Context
 from forge_domain.engine import (
@@ -166,6 +167,12 @@ class TieredEngine(BaseContextEngine):
         Only ``automatic`` may stop after pruning; a ``manual`` compaction is the
         summary tier alone (head, summary and retention window, as asked).
         """
+        with redaction_memo():  # the fallback summarises the summary tier's span again
+            return await self._compress(context, focus, mode)
+
+    async def _compress(
+        self, context: Context, focus: str | None, mode: CompactionMode
+    ) -> CompactionOutcome:
         if mode == "manual":
             return await self.summary.compress(context, focus=focus, mode=mode)
         pruned = self._prune(context)

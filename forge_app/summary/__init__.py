@@ -18,6 +18,12 @@ from forge_app.summary._frame import (
     default_template_dir,
     is_summary_text,
 )
+from forge_app.summary._read_frame import (
+    EARLIER_SUMMARY_LIMIT,
+    EARLIER_SUMMARY_NOTE,
+    earlier_summary,
+    read_frame,
+)
 from forge_app.summary._redaction import REDACTED, redact
 from forge_app.summary.transformers import (
     DedupeRole,
@@ -35,6 +41,8 @@ from forge_app.summary.transformers import (
 
 __all__ = [
     "COMMAND_LIMIT",
+    "EARLIER_SUMMARY_LIMIT",
+    "EARLIER_SUMMARY_NOTE",
     "OMISSION_NOTE",
     "REDACTED",
     "SUMMARY_MARKER",
@@ -52,9 +60,11 @@ __all__ = [
     "When",
     "default_template_dir",
     "drop_oldest_narration",
+    "earlier_summary",
     "is_summary_text",
     "limit_texts",
     "pipe",
+    "read_frame",
     "redact",
     "truncate_text",
     "when",

@@ -111,12 +111,21 @@ def truncate_text(text: str, limit: int) -> str:
     """
     if len(text) <= limit:
         return text
-    removed = 0
+    return _cut(*_unmarked(text), limit)
+
+
+def _unmarked(text: str) -> tuple[str, int]:
+    """``text`` without the marker of an earlier cut, and the characters it counts (0)."""
     earlier = _MARKED.search(text) if text.endswith(" chars]") else None
-    if earlier is not None:
-        removed, text = int(earlier.group(1)), text[: earlier.start()]
-        if len(text) <= limit:
-            return text + " " + TRUNCATION_MARKER.format(count=removed)
+    if earlier is None:
+        return text, 0
+    return text[: earlier.start()], int(earlier.group(1))
+
+
+def _cut(text: str, removed: int, limit: int) -> str:
+    """``text`` (``removed`` characters cut from it before) cut to ``limit``, marked."""
+    if len(text) <= limit:
+        return text + " " + TRUNCATION_MARKER.format(count=removed)
     removed += len(text) - limit
     return text[:limit].rstrip() + " " + TRUNCATION_MARKER.format(count=removed)
 
@@ -246,6 +255,10 @@ def omission_note(counts: dict[OmittedKind, int]) -> TextItem:
     return TextItem(text=OMISSION_NOTE.format(what=what), omitted=omitted)
 
 
+def _is_note(item: SummaryItem) -> bool:
+    return isinstance(item, TextItem) and item.is_omission
+
+
 def _without(
     summary: ContextSummary,
     drops: Mapping[Position, OmittedKind],
@@ -255,45 +268,44 @@ def _without(
     the dropped items and every earlier note are counted in one note, put where the first
     of them in an assistant block was (if all were user texts, in an assistant block of
     its own before the first)."""
-    notes = sum(
-        isinstance(i, TextItem) and i.is_omission for b in summary.blocks for i in b.contents
-    )
-    if not drops and not replaced and notes <= 1:
-        return summary
+    if not drops and not replaced:
+        notes = (i for b in summary.blocks for i in b.contents if _is_note(i))
+        if next(notes, None) is None or next(notes, None) is None:  # at most one note
+            return summary
     replaced = replaced or {}
+    touched = {block_index for block_index, _ in drops} | {b for b, _ in replaced}
     counts: dict[OmittedKind, int] = {}
     first_block: int | None = None
     note_at: Position | None = None  # in the new blocks
-    kept: list[list[SummaryItem]] = []
-    changed: list[bool] = []
+    kept: dict[int, list[SummaryItem]] = {}  # the items of each block looked into
+    blocks: list[SummaryBlock] = []
     for block_index, block in enumerate(summary.blocks):
-        contents: list[SummaryItem] = []
+        if block_index not in touched and not any(map(_is_note, block.contents)):
+            blocks.append(block)  # nothing to drop, replace or count: kept as it is
+            continue
+        contents = kept[block_index] = []
         for item_index, item in enumerate(block.contents):
             kind = drops.get((block_index, item_index))
-            is_note = isinstance(item, TextItem) and item.is_omission
-            if kind is not None or is_note:
+            if kind is not None or _is_note(item):
                 _count(counts, item, kind or "narration")
                 first_block = block_index if first_block is None else first_block
                 if note_at is None and block.role == Role.ASSISTANT:
                     note_at = (block_index, len(contents))
                 continue
             contents.append(replaced.get((block_index, item_index), item))
-        kept.append(contents)
-        changed.append(
-            len(contents) != len(block.contents)
-            or any(new is not old for new, old in zip(contents, block.contents, strict=True))
+        changed = len(contents) != len(block.contents) or any(
+            new is not old for new, old in zip(contents, block.contents, strict=True)
         )
-    blocks = [
-        SummaryBlock(role=block.role, contents=tuple(contents)) if is_changed else block
-        for block, contents, is_changed in zip(summary.blocks, kept, changed, strict=True)
-    ]
+        blocks.append(block.model_copy(update={"contents": tuple(contents)}) if changed else block)
     if counts:
         note = omission_note(counts)
         if note_at is not None:
             block_index, item_index = note_at
             contents = kept[block_index]
             contents.insert(item_index, note)
-            blocks[block_index] = SummaryBlock(role=Role.ASSISTANT, contents=tuple(contents))
+            blocks[block_index] = summary.blocks[block_index].model_copy(
+                update={"contents": tuple(contents)}
+            )
         elif first_block is not None:
             blocks.insert(first_block, SummaryBlock(role=Role.ASSISTANT, contents=(note,)))
     return ContextSummary.of_blocks(blocks)
@@ -414,25 +426,34 @@ def _cut_ask(item: SummaryItem, limit: int) -> SummaryItem:
 def _asks_limited(summary: ContextSummary, limit: int) -> ContextSummary:
     """``summary`` with the user's texts cut to ``limit`` characters where that shortens them."""
     blocks = tuple(
-        SummaryBlock(
-            role=block.role, contents=tuple(_cut_ask(item, limit) for item in block.contents)
-        )
-        if block.role == Role.USER
-        else block
-        for block in summary.blocks
+        _asks_cut(block, limit) if block.role == Role.USER else block for block in summary.blocks
     )
     return summary.model_copy(update={"blocks": blocks})
+
+
+def _asks_cut(block: SummaryBlock, limit: int) -> SummaryBlock:
+    contents = tuple(_cut_ask(item, limit) for item in block.contents)
+    if all(new is old for new, old in zip(contents, block.contents, strict=True)):
+        return block
+    return block.model_copy(update={"contents": contents})
 
 
 def _ask_limit(summary: ContextSummary, needed: int) -> int:
     """The largest limit on the user's texts that saves ``needed`` characters (at least
     ``MIN_TEXT_LIMIT``)."""
-    asks = [item.text for _, item in _user_texts(summary)]
+    # Longest first: a text no longer than a limit saves nothing, and the sum stops there.
+    texts = sorted((item.text for _, item in _user_texts(summary)), key=len, reverse=True)
+    asks = [(len(text), *_unmarked(text)) for text in texts]  # as truncate_text reads them
 
     def saved(limit: int) -> int:
-        return sum(max(0, len(text) - len(truncate_text(text, limit))) for text in asks)
+        total = 0
+        for length, text, removed in asks:
+            if length <= limit:
+                break
+            total += max(0, length - len(_cut(text, removed, limit)))
+        return total
 
-    low, high = MIN_TEXT_LIMIT, max(map(len, asks), default=MIN_TEXT_LIMIT)
+    low, high = MIN_TEXT_LIMIT, asks[0][0] if asks else MIN_TEXT_LIMIT
     while low < high:  # saved() falls as the limit grows: find the last limit that saves enough
         middle = (low + high + 1) // 2
         if saved(middle) >= needed:

@@ -42,6 +42,8 @@ class _Rule:
     replace: Callable[[re.Match[str]], str]
     hints: tuple[str, ...]
     """Lower-case substrings one of which every match contains (a cheap pre-check)."""
+    needs: tuple[str, ...] = ()
+    """Other substrings one of which every match contains (none: no second pre-check)."""
 
 
 _STRONG_NAME = re.compile(r"passw|pwd|secret|api[_-]?key|apikey|credential", re.IGNORECASE)
@@ -249,6 +251,7 @@ _RULES: tuple[_Rule, ...] = (
         ),
         _value,
         ("api", "secret", "token", "passw", "pwd", "credential", "auth"),
+        ("=", ":"),  # its separator: most prose naming a token is not searched
     ),
     _Rule(
         "password_flag",
@@ -291,6 +294,8 @@ def redact(text: str) -> str:
     if _ANY_HINT.search(folded) is None:
         return text
     for rule in _RULES:
-        if any(hint in folded for hint in rule.hints):
+        if any(hint in folded for hint in rule.hints) and (
+            not rule.needs or any(need in text for need in rule.needs)
+        ):
             text = rule.pattern.sub(rule.replace, text)
     return text

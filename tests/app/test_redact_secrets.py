@@ -217,7 +217,8 @@ def test_redact_secrets_reaches_the_evidence_of_a_failure():
 
 
 def _every_rule(text: str) -> str:
-    """``redact`` without its one-search shortcut: each rule whose hint the text holds."""
+    """``redact`` without its shortcuts (one search for any hint, a rule's ``needs``): each
+    rule whose hint the text holds."""
     folded = text.lower()
     for rule in _RULES:
         if any(hint in folded for hint in rule.hints):

@@ -21,6 +21,7 @@ from forge_app.compaction._compactor import (
 )
 from forge_app.compaction._messages import with_content
 from forge_app.compaction.llm._prompt import END_MARKER, SUMMARY_TITLE, summary_body
+from forge_app.summary import read_frame
 from forge_app.summary._budget import drop_oldest_narration, fit_summary, limit_texts
 from forge_app.summary.transformers._keep_last_operation import aggregate_operations
 from forge_domain.messages import ContextMessage, Role, TextMessage
@@ -98,9 +99,11 @@ def find_span(
         if not isinstance(message, TextMessage) or not is_engine_summary(message):
             turns.append(message)
             continue
-        data = None
         if message.summary_data is not None:
-            data = ContextSummary.model_validate(message.summary_data)
+            data: ContextSummary | None = ContextSummary.model_validate(message.summary_data)
+        else:  # kept as text only (a file, a framework): a frame reads back, prose does not
+            data = read_frame(summary_body(message.text) or message.text)
+        if data is not None:
             earlier.extend(data.blocks)
         body = summary_body(message.text)
         previous.append(body if body is not None else message.text)

@@ -4,7 +4,7 @@ from forge_app.summary.transformers._base import Pipe, Transformer, When, pipe, 
 from forge_app.summary.transformers._dedupe_role import DedupeRole
 from forge_app.summary.transformers._drop_role import DropRole
 from forge_app.summary.transformers._keep_last_operation import KeepLastOperation
-from forge_app.summary.transformers._redact_secrets import RedactSecrets
+from forge_app.summary.transformers._redact_secrets import RedactSecrets, redaction_memo
 from forge_app.summary.transformers._strip_working_dir import StripWorkingDir
 from forge_app.summary.transformers._summary import SummaryTransformer
 
@@ -19,5 +19,6 @@ __all__ = [
     "Transformer",
     "When",
     "pipe",
+    "redaction_memo",
     "when",
 ]

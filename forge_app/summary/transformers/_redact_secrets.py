@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -12,9 +15,34 @@ from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, Text
 
 __all__ = [
     "RedactSecrets",
+    "redaction_memo",
 ]
 
 M = TypeVar("M", bound=BaseModel)
+
+
+_SCOPE: ContextVar[_Redactor | None] = ContextVar("redaction_memo", default=None)
+"""What the current compaction has redacted so far (None outside one)."""
+
+
+@contextmanager
+def redaction_memo() -> Iterator[None]:
+    """Within this block, every :class:`RedactSecrets` redacts each distinct string once.
+
+    One compaction may summarise nearly the same span several times (a budget is fitted
+    by trying several spans, then the fallback tier summarises the summary tier's span
+    again): ``Compactor.compact`` and ``TieredEngine.compress`` run inside one
+    (plans/008-performance.md, round 3). A nested block shares the outer one; what was
+    remembered (secrets included) is forgotten when the outermost block ends.
+    """
+    if _SCOPE.get() is not None:
+        yield
+        return
+    token = _SCOPE.set(_Redactor())
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
 
 
 @dataclass(frozen=True)
@@ -25,11 +53,15 @@ class RedactSecrets:
     patterns, URLs, queries, argument excerpts, todo items, the evidence of a
     failure (an output excerpt can print a token). Omission notes, roles,
     ids and counts are kept; a summary without secrets is returned unchanged.
+    Each distinct string is redacted once per summary, or once per
+    :func:`redaction_memo` block.
     """
 
     def __call__(self, summary: ContextSummary, /) -> ContextSummary:
         """The summary with its secrets redacted."""
-        redactor = _Redactor()
+        redactor = _SCOPE.get()
+        if redactor is None:
+            redactor = _Redactor()
         blocks = tuple(redactor.block(block) for block in summary.blocks)
         if all(new is old for new, old in zip(blocks, summary.blocks, strict=True)):
             return summary
@@ -38,7 +70,7 @@ class RedactSecrets:
 
 @dataclass
 class _Redactor:
-    """:func:`redact` over one summary, each distinct string redacted once.
+    """:func:`redact` over one summary or one compaction, each distinct string redacted once.
 
     A summary repeats its strings (the same path or command on many lines): in a
     5,000-message compaction, 1,572 distinct strings of 6,882 (plans/008-performance.md).
@@ -46,6 +78,8 @@ class _Redactor:
 
     redacted: dict[str, str] = field(default_factory=dict)
     """What each string seen so far redacts to."""
+    models: dict[int, tuple[BaseModel, BaseModel]] = field(default_factory=dict)
+    """Each model seen so far (by identity, kept alive here) and what it redacts to."""
 
     def block(self, block: SummaryBlock) -> SummaryBlock:
         contents = tuple(self.item(item) for item in block.contents)
@@ -74,13 +108,18 @@ class _Redactor:
 
     def model(self, model: M) -> M:
         """``model`` with its strings redacted, in nested models and tuples too."""
+        seen = self.models.get(id(model))
+        if seen is not None and seen[0] is model:  # a tool shared by identical calls
+            return cast(M, seen[1])
         updates = {}
         for name in type(model).model_fields:
             value = getattr(model, name)
             new = self.value(value)
             if new is not value:
                 updates[name] = new
-        return model.model_copy(update=updates) if updates else model
+        redacted = model.model_copy(update=updates) if updates else model
+        self.models[id(model)] = (model, redacted)
+        return redacted
 
     def value(self, value: object) -> object:
         if isinstance(value, str):
