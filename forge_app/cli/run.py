@@ -127,7 +127,7 @@ def run_command(
         conversation = orchestrator.open(task)
         failures = CompactionFailures()
         conversation.hooks.register(failures, CompactionFailures.name)
-        anyio.run(orchestrator.run, conversation)
+        anyio.run(_run_and_close, orchestrator, conversation)
         if session_store is not None:
             err.print(f"stored as conversation {conversation.id} in {session_store.url}")
     out.print(final_answer(conversation), markup=False, highlight=False)
@@ -142,3 +142,11 @@ def run_command(
     if failures.count:
         fail(f"{failures.count} compaction(s) could not complete")
         raise typer.Exit(1)
+
+
+async def _run_and_close(orchestrator: Orchestrator, conversation: Conversation) -> None:
+    """Run the loop, then release the conversation's engine whatever ended the run."""
+    try:
+        await orchestrator.run(conversation)
+    finally:
+        await conversation.aclose()

@@ -18,7 +18,9 @@ from collections.abc import Iterable, Set
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from forge_app.compaction import close_engine
 from forge_domain import Agent, Context, ContextMessage, TextMessage, TokenCount, Usage
+from forge_domain.engine import ContextEngine
 from forge_domain.token_count import CHARS_METER, TokenMeter
 
 if TYPE_CHECKING:
@@ -54,8 +56,18 @@ class Conversation:
     meter: TokenMeter = CHARS_METER
     """How the triggers, the window check and the metrics count this conversation
     (``compact.tokenizer``; chars/4 unless the application injects a tokenizer)."""
+    engine: ContextEngine | None = None
+    """The context engine that compacts this conversation; :meth:`aclose` releases it."""
     _call_ids: set[str] = field(default_factory=set, init=False, repr=False)
     _call_ids_of: Context | None = field(default=None, init=False, repr=False)
+
+    async def aclose(self) -> None:
+        """Release what the conversation's engine holds (the llm engine's HTTP client).
+
+        Call it when the conversation is over; the conversation itself stays readable.
+        """
+        if self.engine is not None:
+            await close_engine(self.engine)
 
     def token_count(self, context: Context | None = None) -> TokenCount:
         """The size of ``context`` (default: the current one) as :attr:`meter` counts it."""

@@ -281,6 +281,7 @@ class Orchestrator:
             tools=EngineTools(self.tools, engine) if engine.tool_schemas() else None,
             recorder=recorder,
             meter=self.meter.fresh(),
+            engine=engine,
         )
 
     def persist(self, conversation: Conversation) -> None:

@@ -234,6 +234,7 @@ class Replay:
             conversation.append(*pending)
         self.orchestrator.persist(conversation)
         await hooks.dispatch(EndEvent(conversation=conversation, reason="final_answer"))
+        await conversation.aclose()
 
 
 async def replay(

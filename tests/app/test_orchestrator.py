@@ -348,3 +348,36 @@ def test_agent_tools_narrow_the_registry():
     orchestrator = Orchestrator(agent, scripted(), tools=TOOLS, engine=TinyEngine)
 
     assert [s["function"]["name"] for s in orchestrator.tools.schemas()] == ["add"]
+
+
+class _ClosableEngine(TinyEngine):
+    """Records each release of what it holds."""
+
+    def __init__(self, agent: Agent) -> None:
+        super().__init__(agent)
+        self.closed = 0
+
+    async def aclose(self) -> None:
+        self.closed += 1
+
+
+@pytest.mark.anyio
+async def test_a_conversation_releases_its_engine_when_closed_and_only_then():
+    engines: list[_ClosableEngine] = []
+
+    def factory(agent: Agent) -> _ClosableEngine:
+        engines.append(_ClosableEngine(agent))
+        return engines[-1]
+
+    orchestrator = Orchestrator(AGENT, scripted(TextMessage.assistant("done")), engine=factory)
+    conversation = await orchestrator.chat("go")
+    before = engines[0].closed
+
+    await conversation.aclose()
+
+    assert (len(engines), before, engines[0].closed, conversation.engine is engines[0]) == (
+        1,
+        0,
+        1,
+        True,
+    )

@@ -34,10 +34,11 @@ def _agent(window=WINDOW):
     return default_agent().model_copy(update={"context_length": window})
 
 
-async def _replay(raw, store, window=WINDOW):
+async def _replay(raw, store, window=WINDOW, seen_refs=None):
     replay = Replay(Context.from_openai(raw), _agent(window), context_length=window, store=store)
     async for _ in replay.turns():
-        pass
+        if seen_refs is not None:  # every ref any context of the replay named
+            seen_refs |= {ref for m in replay.conversation.context for ref in REF.findall(m.text)}
     return replay.conversation
 
 
@@ -50,22 +51,39 @@ def _canonical(message) -> str:
 async def test_store_every_original_is_in_context_or_expands_byte_identical(store_url):
     report = {}
     compactions = 0
-    kinds = set()
+    seen_refs: set[str] = set()
     with open_store(store_url) as store:
         for path in session_paths():
             raw = _raw(path)
-            conversation = await _replay(raw, store)
+            conversation = await _replay(raw, store, seen_refs=seen_refs)
             compactions += conversation.compactions
             final = {_canonical(m) for m in conversation.context.to_openai()}
             named = {ref for m in conversation.context for ref in REF.findall(m.text)}
-            kinds |= {ref[0] for ref in named}
             expanded = {m.body for ref in named for m in store.expand(conversation.id, ref)}
             lost = [i for i, m in enumerate(raw) if _canonical(m) not in final | expanded]
             exported = [m.body for m in store.originals(conversation.id)]
             report[path.name] = (lost, exported == [_canonical(m) for m in raw])
     assert report == {path.name: ([], True) for path in session_paths()}
     assert compactions > 50  # the window is small enough that most sessions compact often
-    assert kinds == {"c", "t"}  # both summaries and pruned outputs name their refs
+    assert {ref[0] for ref in seen_refs} == {"c"}  # at 6,000 tokens no output outlives a summary
+
+
+@pytest.mark.skipif(not session_paths(), reason="the shared sessions are not on this machine")
+@pytest.mark.anyio
+async def test_pruned_outputs_name_refs_that_expand_to_their_original_output(store_url):
+    # At 16,000 tokens the pruning tier leaves placeholders in the context the model is sent;
+    # each names its ``t`` ref, and the ref gives back the one original tool message.
+    path = max(session_paths(), key=lambda p: len(_raw(p)))
+    raw = _raw(path)
+    seen_refs: set[str] = set()
+    with open_store(store_url) as store:
+        conversation = await _replay(raw, store, window=16_000, seen_refs=seen_refs)
+        pruned = sorted(ref for ref in seen_refs if ref.startswith("t"))
+        expanded = [store.expand(conversation.id, ref) for ref in pruned]
+    originals = {_canonical(m) for m in raw if m.get("role") == "tool"}
+    assert pruned != []
+    assert [len(messages) for messages in expanded] == [1] * len(pruned)
+    assert all(messages[0].body in originals for messages in expanded)
 
 
 @pytest.mark.skipif(not session_paths(), reason="the shared sessions are not on this machine")
