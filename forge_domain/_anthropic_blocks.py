@@ -11,9 +11,8 @@ import re
 from typing import Final
 
 from forge_domain.errors import InvalidMessage
-from forge_domain.json import JsonObject, JsonValue
+from forge_domain.json import JsonObject, JsonValue, json_type_name
 from forge_domain.messages import ContentPart, ImagePart, OtherPart, TextPart, ToolCall
-from forge_domain.openai_format import _parse_usage, _type_name
 from forge_domain.usage import Usage
 
 REASONING_TYPES: Final = frozenset({"thinking", "redacted_thinking"})
@@ -51,7 +50,7 @@ def read_part(index: int, where: str, block: JsonObject, kind: str) -> ContentPa
     if kind == "text":
         text = block.get("text")
         if not isinstance(text, str):
-            raise fail(index, f"{where}.text", f"expected a string, got {_type_name(text)}")
+            raise fail(index, f"{where}.text", f"expected a string, got {json_type_name(text)}")
         return TextPart.model_construct(
             kind="text",
             text=text,
@@ -95,11 +94,15 @@ def read_call(index: int, where: str, block: JsonObject, carry: JsonObject) -> T
     """A ``tool_use`` block as a call; ``carry`` may name the arguments' spelling."""
     call_id, name, given = block.get("id"), block.get("name"), block.get("input")
     if not isinstance(call_id, str) or not call_id:
-        raise fail(index, f"{where}.id", f"expected a non-empty string, got {_type_name(call_id)}")
+        raise fail(
+            index, f"{where}.id", f"expected a non-empty string, got {json_type_name(call_id)}"
+        )
     if not isinstance(name, str) or not name:
-        raise fail(index, f"{where}.name", f"expected a non-empty string, got {_type_name(name)}")
+        raise fail(
+            index, f"{where}.name", f"expected a non-empty string, got {json_type_name(name)}"
+        )
     if not isinstance(given, dict):
-        raise fail(index, f"{where}.input", f"expected an object, got {_type_name(given)}")
+        raise fail(index, f"{where}.input", f"expected an object, got {json_type_name(given)}")
     spacing = carry.get("spacing", "default")
     if not isinstance(spacing, str) or spacing not in SPACINGS:
         raise fail(index, f"{where}._forge.spacing", f"unknown spelling {spacing!r}")
@@ -111,11 +114,6 @@ def read_call(index: int, where: str, block: JsonObject, carry: JsonObject) -> T
         function_extra={},
         extra={k: v for k, v in block.items() if k not in ("type", "id", "name", "input")},
     )
-
-
-def read_usage(index: int, raw: JsonValue) -> Usage:
-    """A turn's ``usage``: Anthropic's words, or OpenAI's a conversion carried."""
-    return _parse_usage(index, raw)
 
 
 # -- writing --------------------------------------------------------------------------

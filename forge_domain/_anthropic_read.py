@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import Final
 
-from forge_domain._anthropic_blocks import REASONING_TYPES, fail, read_call, read_part, read_usage
+from forge_domain._anthropic_blocks import REASONING_TYPES, fail, read_call, read_part
 from forge_domain._format_carry import bare_text, restore_fields, split_carry
 from forge_domain.errors import InvalidMessage
-from forge_domain.json import JsonObject, JsonValue
+from forge_domain.json import JsonObject, JsonValue, json_type_name
 from forge_domain.messages import (
     Content,
     ContentPart,
@@ -25,7 +25,7 @@ from forge_domain.messages import (
     TextPart,
     ToolResult,
 )
-from forge_domain.openai_format import _type_name
+from forge_domain.openai_format import read_usage
 
 LAYOUT_KEY: Final = "_anthropic"
 """``extra`` key holding a native turn's layout (``order``, ``string``, ``own_turn`` …)."""
@@ -64,10 +64,10 @@ def _blocks(index: int, content: list[JsonValue]) -> list[tuple[str, JsonObject,
     for position, raw in enumerate(content):
         where = f"content[{position}]"
         if not isinstance(raw, dict):
-            raise fail(index, where, f"expected a content block object, got {_type_name(raw)}")
+            raise fail(index, where, f"expected a content block object, got {json_type_name(raw)}")
         kind = raw.get("type")
         if not isinstance(kind, str):
-            raise fail(index, f"{where}.type", f"expected a string, got {_type_name(kind)}")
+            raise fail(index, f"{where}.type", f"expected a string, got {json_type_name(kind)}")
         block, carry = split_carry(raw, index, "messages")
         out.append((kind, block, carry))
     return out
@@ -77,7 +77,9 @@ def _result(index: int, where: str, block: JsonObject, carry: JsonObject) -> Too
     call_id = block.get("tool_use_id")
     if not isinstance(call_id, str) or not call_id:
         raise fail(
-            index, f"{where}.tool_use_id", f"expected a non-empty string, got {_type_name(call_id)}"
+            index,
+            f"{where}.tool_use_id",
+            f"expected a non-empty string, got {json_type_name(call_id)}",
         )
     flags: JsonObject = {}
     raw = block.get("content")
@@ -93,11 +95,13 @@ def _result(index: int, where: str, block: JsonObject, carry: JsonObject) -> Too
         )
     else:
         raise fail(
-            index, f"{where}.content", f"expected a string or an array, got {_type_name(raw)}"
+            index, f"{where}.content", f"expected a string or an array, got {json_type_name(raw)}"
         )
     is_error = block.get("is_error", False)
     if not isinstance(is_error, bool):
-        raise fail(index, f"{where}.is_error", f"expected a boolean, got {_type_name(is_error)}")
+        raise fail(
+            index, f"{where}.is_error", f"expected a boolean, got {json_type_name(is_error)}"
+        )
     modelled = ("type", "tool_use_id", "content") + (("is_error",) if is_error else ())
     result = ToolResult.model_construct(
         kind="tool",
@@ -185,7 +189,7 @@ def _user(
 def read_turn(index: int, raw: object, after_results: bool) -> tuple[list[ContextMessage], bool]:
     """The messages of one turn, and whether the turn holds only tool results."""
     if not isinstance(raw, dict):
-        raise fail(index, "", f"expected a message object, got {_type_name(raw)}")
+        raise fail(index, "", f"expected a message object, got {json_type_name(raw)}")
     turn, carry = split_carry(raw, index, "messages")
     role = turn.get("role")
     if role not in ("user", "assistant"):
@@ -211,7 +215,9 @@ def read_turn(index: int, raw: object, after_results: bool) -> tuple[list[Contex
         )
     else:
         raise fail(
-            index, "content", f"expected a string or an array of blocks, got {_type_name(content)}"
+            index,
+            "content",
+            f"expected a string or an array of blocks, got {json_type_name(content)}",
         )
     if role == "user" and after_results:
         flags["own_turn"] = True
@@ -236,18 +242,21 @@ def read_system(raw: JsonValue) -> TextMessage:
         return bare_text(Role.SYSTEM, raw, {})
     if not isinstance(raw, list):
         raise fail(
-            0, "", f"expected a string or an array of blocks, got {_type_name(raw)}", "system"
+            0, "", f"expected a string or an array of blocks, got {json_type_name(raw)}", "system"
         )
     parts: list[ContentPart] = []
     carry: JsonObject = {}
     for position, block in enumerate(raw):
         if not isinstance(block, dict):
             raise fail(
-                position, "", f"expected a content block object, got {_type_name(block)}", "system"
+                position,
+                "",
+                f"expected a content block object, got {json_type_name(block)}",
+                "system",
             )
         kind = block.get("type")
         if not isinstance(kind, str):
-            raise fail(position, "type", f"expected a string, got {_type_name(kind)}", "system")
+            raise fail(position, "type", f"expected a string, got {json_type_name(kind)}", "system")
         block, found = split_carry(block, position, "system")
         carry = carry or found
         try:

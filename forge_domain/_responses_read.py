@@ -12,7 +12,7 @@ from typing import Final, Literal
 
 from forge_domain._format_carry import CARRY_KEY, bare_text, restore_fields, split_carry
 from forge_domain.errors import InvalidMessage
-from forge_domain.json import JsonObject, JsonValue
+from forge_domain.json import JsonObject, JsonValue, json_type_name
 from forge_domain.messages import (
     Content,
     ContentPart,
@@ -25,7 +25,6 @@ from forge_domain.messages import (
     ToolCall,
     ToolResult,
 )
-from forge_domain.openai_format import _type_name
 
 WHERE: Final = "input"
 ITEM_MARK: Final = "_responses"
@@ -53,20 +52,20 @@ def _string(index: int, item: JsonObject, key: str, *, non_empty: bool = False) 
     value = item.get(key)
     if not isinstance(value, str) or (non_empty and not value):
         wanted = "a non-empty string" if non_empty else "a string"
-        raise _fail(index, key, f"expected {wanted}, got {_type_name(value)}")
+        raise _fail(index, key, f"expected {wanted}, got {json_type_name(value)}")
     return value
 
 
 def _part(index: int, where: str, raw: JsonValue, text_type: str) -> ContentPart:
     if not isinstance(raw, dict):
-        raise _fail(index, where, f"expected a content part object, got {_type_name(raw)}")
+        raise _fail(index, where, f"expected a content part object, got {json_type_name(raw)}")
     part_type = raw.get("type")
     if not isinstance(part_type, str):
-        raise _fail(index, f"{where}.type", f"expected a string, got {_type_name(part_type)}")
+        raise _fail(index, f"{where}.type", f"expected a string, got {json_type_name(part_type)}")
     if part_type == text_type:
         text = raw.get("text")
         if not isinstance(text, str):
-            raise _fail(index, f"{where}.text", f"expected a string, got {_type_name(text)}")
+            raise _fail(index, f"{where}.text", f"expected a string, got {json_type_name(text)}")
         extra = {k: v for k, v in raw.items() if k not in ("type", "text")}
         return TextPart.model_construct(kind="text", text=text, extra=extra)
     url = raw.get("image_url")
@@ -90,7 +89,9 @@ def _content(index: int, key: str, raw: JsonValue, text_type: str) -> Content:
         return tuple(
             _part(index, f"{key}[{position}]", part, text_type) for position, part in enumerate(raw)
         )
-    raise _fail(index, key, f"expected a string, an array of parts or null, got {_type_name(raw)}")
+    raise _fail(
+        index, key, f"expected a string, an array of parts or null, got {json_type_name(raw)}"
+    )
 
 
 def _text_type(role: Role) -> str:
@@ -117,24 +118,16 @@ def _message_item(index: int, item: JsonObject) -> TextMessage:
 
 
 def _call(index: int, item: JsonObject) -> ToolCall:
+    """A ``function_call`` (its ``arguments``) or a ``custom_tool_call`` (its ``input``)."""
+    call_type = "function" if item.get("type") == "function_call" else "custom"
+    arguments = "arguments" if call_type == "function" else "input"
     return ToolCall.model_construct(
         id=_string(index, item, "call_id", non_empty=True),
         name=_string(index, item, "name", non_empty=True),
-        arguments=_string(index, item, "arguments"),
-        call_type="function",
+        arguments=_string(index, item, arguments),
+        call_type=call_type,
         function_extra={},
-        extra={k: v for k, v in item.items() if k not in ("type", "call_id", "name", "arguments")},
-    )
-
-
-def _custom_call(index: int, item: JsonObject) -> ToolCall:
-    return ToolCall.model_construct(
-        id=_string(index, item, "call_id", non_empty=True),
-        name=_string(index, item, "name", non_empty=True),
-        arguments=_string(index, item, "input"),
-        call_type="custom",
-        function_extra={},
-        extra={k: v for k, v in item.items() if k not in ("type", "call_id", "name", "input")},
+        extra={k: v for k, v in item.items() if k not in ("type", "call_id", "name", arguments)},
     )
 
 
@@ -194,12 +187,12 @@ class Turn:
 
 def _item_type(index: int, item: object) -> tuple[JsonObject, str]:
     if not isinstance(item, dict):
-        raise _fail(index, "", f"expected an item object, got {_type_name(item)}")
+        raise _fail(index, "", f"expected an item object, got {json_type_name(item)}")
     item_type = item.get("type")
     if item_type is None and "role" in item:
         return item, "message"
     if not isinstance(item_type, str):
-        raise _fail(index, "type", f"expected a string, got {_type_name(item_type)}")
+        raise _fail(index, "type", f"expected a string, got {json_type_name(item_type)}")
     return item, item_type
 
 
@@ -251,7 +244,7 @@ def read_items(items: list[JsonValue]) -> list[tuple[int, ContextMessage]]:
         elif stage == MESSAGE:
             turn.message = _message_item(index, item)
         else:
-            call = _call(index, item) if item_type == "function_call" else _custom_call(index, item)
+            call = _call(index, item)
             if "call" in carry:
                 call = restore_fields(call, carry["call"], index, f"{CARRY_KEY}.call", WHERE)
             turn.calls.append(call)

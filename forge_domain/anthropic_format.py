@@ -40,9 +40,8 @@ from forge_domain._anthropic_read import (
 )
 from forge_domain._format_carry import add_carry, carried_fields, with_extra
 from forge_domain.errors import InvalidTranscript
-from forge_domain.json import JsonObject, JsonValue
+from forge_domain.json import JsonObject, JsonValue, json_type_name
 from forge_domain.messages import Content, ContextMessage, Role, TextMessage, ToolResult
-from forge_domain.openai_format import _type_name
 
 __all__ = ["messages_from_anthropic", "messages_to_anthropic"]
 
@@ -55,7 +54,7 @@ def messages_from_anthropic(messages: object, *, system: JsonValue = None) -> li
         InvalidTranscript: when ``messages`` is not a list.
     """
     if not isinstance(messages, list):
-        raise InvalidTranscript([f"expected a list of messages, got {_type_name(messages)}"])
+        raise InvalidTranscript([f"expected a list of messages, got {json_type_name(messages)}"])
     out: list[ContextMessage] = [] if system is None else [read_system(system)]
     after_results = False
     for index, raw in enumerate(messages):

@@ -9,4 +9,13 @@ from pydantic import JsonValue
 JsonObject: TypeAlias = dict[str, JsonValue]
 """A JSON object."""
 
-__all__ = ["JsonObject", "JsonValue"]
+__all__ = ["JsonObject", "JsonValue", "json_type_name"]
+
+
+def json_type_name(value: object) -> str:
+    """The JSON name of ``value``'s type for an error message (``object``, ``array``, ``null``…)."""
+    if value is None:
+        return "null"
+    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(
+        type(value), type(value).__name__
+    )

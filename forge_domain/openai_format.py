@@ -15,7 +15,7 @@ from collections.abc import Collection, Mapping
 from typing import cast
 
 from forge_domain.errors import InvalidMessage, InvalidTranscript
-from forge_domain.json import JsonObject, JsonValue
+from forge_domain.json import JsonObject, JsonValue, json_type_name
 from forge_domain.messages import (
     ContentPart,
     ContextMessage,
@@ -86,28 +86,20 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
 
 
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    return {dict: "object", list: "array", str: "string", bool: "boolean"}.get(
-        type(value), type(value).__name__
-    )
-
-
 def _parse_parts(index: int, field: str, parts: list[JsonValue]) -> tuple[ContentPart, ...]:
     parsed: list[ContentPart] = []
     for position, part in enumerate(parts):
         where = f"{field}[{position}]"
         if not isinstance(part, dict):
             raise InvalidMessage(
-                index, where, f"expected a content part object, got {_type_name(part)}"
+                index, where, f"expected a content part object, got {json_type_name(part)}"
             )
         part_type = part.get("type")
         if part_type == "text":
             text = part.get("text")
             if not isinstance(text, str):
                 raise InvalidMessage(
-                    index, f"{where}.text", f"expected a string, got {_type_name(text)}"
+                    index, f"{where}.text", f"expected a string, got {json_type_name(text)}"
                 )
             extra = {k: v for k, v in part.items() if k not in ("type", "text")}
             parsed.append(TextPart.model_construct(kind="text", text=text, extra=extra))
@@ -116,7 +108,7 @@ def _parse_parts(index: int, field: str, parts: list[JsonValue]) -> tuple[Conten
             url = image.get("url")
             if not isinstance(url, str):
                 raise InvalidMessage(
-                    index, f"{where}.image_url.url", f"expected a string, got {_type_name(url)}"
+                    index, f"{where}.image_url.url", f"expected a string, got {json_type_name(url)}"
                 )
             detail = image.get("detail")
             if detail is not None and not isinstance(detail, str):
@@ -134,13 +126,13 @@ def _parse_parts(index: int, field: str, parts: list[JsonValue]) -> tuple[Conten
             raise InvalidMessage(
                 index,
                 f"{where}.image_url",
-                f"expected an object with a url, got {_type_name(part.get('image_url'))}",
+                f"expected an object with a url, got {json_type_name(part.get('image_url'))}",
             )
         elif isinstance(part_type, str):
             parsed.append(OtherPart.model_construct(kind="other", raw=dict(part)))
         else:
             raise InvalidMessage(
-                index, f"{where}.type", f"expected a string, got {_type_name(part_type)}"
+                index, f"{where}.type", f"expected a string, got {json_type_name(part_type)}"
             )
     return tuple(parsed)
 
@@ -151,46 +143,46 @@ def _parse_content(index: int, raw: JsonValue) -> str | tuple[ContentPart, ...] 
     if isinstance(raw, list):
         return _parse_parts(index, "content", raw)
     raise InvalidMessage(
-        index, "content", f"expected a string, an array of parts or null, got {_type_name(raw)}"
+        index, "content", f"expected a string, an array of parts or null, got {json_type_name(raw)}"
     )
 
 
 def _parse_tool_calls(index: int, raw: JsonValue) -> tuple[ToolCall, ...]:
     if not isinstance(raw, list):
-        raise InvalidMessage(index, "tool_calls", f"expected an array, got {_type_name(raw)}")
+        raise InvalidMessage(index, "tool_calls", f"expected an array, got {json_type_name(raw)}")
     calls: list[ToolCall] = []
     for position, call in enumerate(raw):
         where = f"tool_calls[{position}]"
         if not isinstance(call, dict):
-            raise InvalidMessage(index, where, f"expected an object, got {_type_name(call)}")
+            raise InvalidMessage(index, where, f"expected an object, got {json_type_name(call)}")
         call_id = call.get("id")
         if not isinstance(call_id, str) or not call_id:
             raise InvalidMessage(
-                index, f"{where}.id", f"expected a non-empty string, got {_type_name(call_id)}"
+                index, f"{where}.id", f"expected a non-empty string, got {json_type_name(call_id)}"
             )
         call_type = call.get("type")
         if call_type is not None and not isinstance(call_type, str):
             raise InvalidMessage(
-                index, f"{where}.type", f"expected a string, got {_type_name(call_type)}"
+                index, f"{where}.type", f"expected a string, got {json_type_name(call_type)}"
             )
         function = call.get("function")
         if not isinstance(function, dict):
             raise InvalidMessage(
-                index, f"{where}.function", f"expected an object, got {_type_name(function)}"
+                index, f"{where}.function", f"expected an object, got {json_type_name(function)}"
             )
         name = function.get("name")
         if not isinstance(name, str) or not name:
             raise InvalidMessage(
                 index,
                 f"{where}.function.name",
-                f"expected a non-empty string, got {_type_name(name)}",
+                f"expected a non-empty string, got {json_type_name(name)}",
             )
         arguments = function.get("arguments")
         if not isinstance(arguments, str):
             raise InvalidMessage(
                 index,
                 f"{where}.function.arguments",
-                f"expected a JSON string, got {_type_name(arguments)}",
+                f"expected a JSON string, got {json_type_name(arguments)}",
             )
         calls.append(
             ToolCall.model_construct(
@@ -260,9 +252,11 @@ def _input_output_usage(index: int, raw: JsonObject) -> Usage:
     )
 
 
-def _parse_usage(index: int, raw: JsonValue) -> Usage:
+def read_usage(index: int, raw: JsonValue) -> Usage:
+    """A message's ``usage``: OpenAI's words, or ``input_tokens``/``output_tokens`` (Anthropic,
+    Responses); ``index`` is used in error messages."""
     if not isinstance(raw, dict):
-        raise InvalidMessage(index, "usage", f"expected an object, got {_type_name(raw)}")
+        raise InvalidMessage(index, "usage", f"expected an object, got {json_type_name(raw)}")
     if "prompt_tokens" not in raw and ("input_tokens" in raw or "output_tokens" in raw):
         return _input_output_usage(index, raw)
     details = raw.get("prompt_tokens_details")
@@ -280,14 +274,14 @@ def _parse_usage(index: int, raw: JsonValue) -> Usage:
 def _optional_str(index: int, raw: Mapping[str, JsonValue], key: str) -> str | None:
     value = raw.get(key)
     if value is not None and not isinstance(value, str):
-        raise InvalidMessage(index, key, f"expected a string, got {_type_name(value)}")
+        raise InvalidMessage(index, key, f"expected a string, got {json_type_name(value)}")
     return value
 
 
 def message_from_openai(index: int, raw: object) -> ContextMessage:
     """Read one OpenAI message; ``index`` is used in error messages."""
     if not isinstance(raw, dict):
-        raise InvalidMessage(index, "", f"expected a message object, got {_type_name(raw)}")
+        raise InvalidMessage(index, "", f"expected a message object, got {json_type_name(raw)}")
     message = cast(JsonObject, raw)
     role = message.get("role")
     if role == "tool":
@@ -305,7 +299,9 @@ def message_from_openai(index: int, raw: object) -> ContextMessage:
         raise InvalidMessage(index, "reasoning_details", "expected an array of objects")
     droppable = message.get("droppable", False)
     if not isinstance(droppable, bool):
-        raise InvalidMessage(index, "droppable", f"expected a boolean, got {_type_name(droppable)}")
+        raise InvalidMessage(
+            index, "droppable", f"expected a boolean, got {json_type_name(droppable)}"
+        )
     raw_calls = message.get("tool_calls")
     return TextMessage.model_construct(
         kind="text",
@@ -318,7 +314,7 @@ def message_from_openai(index: int, raw: object) -> ContextMessage:
         reasoning_content=_optional_str(index, message, "reasoning_content"),
         name=_optional_str(index, message, "name"),
         droppable=droppable,
-        usage=None if message.get("usage") is None else _parse_usage(index, message["usage"]),
+        usage=None if message.get("usage") is None else read_usage(index, message["usage"]),
         span_usage=None,
         summary_data=None,
         wire_role=role if role == "developer" else None,
@@ -333,21 +329,23 @@ def _tool_from_openai(index: int, message: JsonObject) -> ToolResult:
         raise InvalidMessage(
             index,
             "tool_call_id",
-            f"a tool result needs a non-empty call id, got {_type_name(call_id)}",
+            f"a tool result needs a non-empty call id, got {json_type_name(call_id)}",
         )
     content = _parse_content(index, message.get("content"))
     if content is None:
         raise InvalidMessage(index, "content", "a tool result needs content, got null")
     is_error = message.get("is_error", False)
     if not isinstance(is_error, bool):
-        raise InvalidMessage(index, "is_error", f"expected a boolean, got {_type_name(is_error)}")
+        raise InvalidMessage(
+            index, "is_error", f"expected a boolean, got {json_type_name(is_error)}"
+        )
     return ToolResult.model_construct(
         kind="tool",
         call_id=call_id,
         name=_optional_str(index, message, "name"),
         content=content,
         is_error=is_error,
-        usage=None if message.get("usage") is None else _parse_usage(index, message["usage"]),
+        usage=None if message.get("usage") is None else read_usage(index, message["usage"]),
         extra=_unmodelled(message, _TOOL_KEYS),
     )
 
@@ -355,7 +353,7 @@ def _tool_from_openai(index: int, message: JsonObject) -> ToolResult:
 def messages_from_openai(raw: object) -> list[ContextMessage]:
     """Read a whole OpenAI message list."""
     if not isinstance(raw, list):
-        raise InvalidTranscript([f"expected a list of messages, got {_type_name(raw)}"])
+        raise InvalidTranscript([f"expected a list of messages, got {json_type_name(raw)}"])
     return [_plain_message(item) or message_from_openai(i, item) for i, item in enumerate(raw)]
 
 

@@ -40,7 +40,7 @@ from forge_domain._responses_read import (
     read_items,
 )
 from forge_domain.errors import InvalidMessage, InvalidTranscript
-from forge_domain.json import JsonObject, JsonValue
+from forge_domain.json import JsonObject, JsonValue, json_type_name
 from forge_domain.messages import (
     Content,
     ContentPart,
@@ -52,7 +52,6 @@ from forge_domain.messages import (
     TextPart,
     ToolResult,
 )
-from forge_domain.openai_format import _type_name
 
 __all__ = ["messages_from_responses", "messages_to_responses"]
 
@@ -65,7 +64,7 @@ def messages_from_responses(items: object) -> list[ContextMessage]:
         InvalidTranscript: when ``items`` is not a list.
     """
     if not isinstance(items, list):
-        raise InvalidTranscript([f"expected a list of input items, got {_type_name(items)}"])
+        raise InvalidTranscript([f"expected a list of input items, got {json_type_name(items)}"])
     return [message for _, message in read_items(items)]
 
 
