@@ -19,7 +19,7 @@ Steps of :meth:`Compactor.compact`:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import jinja2
@@ -54,6 +54,17 @@ SUMMARY_TEXT_LIMIT = 2_000
 """Characters kept of any single text in a summary (longer texts are cut, visibly)."""
 SUMMARY_NARRATION_BUDGET = 16_000
 """Characters of assistant text a summary keeps; the oldest beyond it are dropped, with a note."""
+
+
+def prepared_summary(
+    summary: ContextSummary,
+    transform: Callable[[ContextSummary], ContextSummary],
+    text_limit: int = SUMMARY_TEXT_LIMIT,
+) -> ContextSummary:
+    """Step 3 before rendering, shared by every engine that writes a frame: transform,
+    merge repeated operations, bound each text and the narration."""
+    merged = aggregate_operations(transform(summary))
+    return drop_oldest_narration(limit_texts(merged, text_limit), SUMMARY_NARRATION_BUDGET)
 
 
 def is_summary_message(message: ContextMessage) -> bool:
@@ -192,8 +203,7 @@ class Compactor:
             for block in ContextSummary.model_validate(message.summary_data).blocks
         ]
         blocks.extend(ContextSummary.from_messages(fresh, self._catalog).blocks)
-        summary = aggregate_operations(self._transform(ContextSummary.of_blocks(blocks)))
-        summary = drop_oldest_narration(limit_texts(summary, text_limit), SUMMARY_NARRATION_BUDGET)
+        summary = prepared_summary(ContextSummary.of_blocks(blocks), self._transform, text_limit)
         tokens = self.config.summary_budget()
         if budget is not None:
             tokens = max(SUMMARY_FLOOR, min(tokens, budget))

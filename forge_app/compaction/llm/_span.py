@@ -14,16 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from forge_app.compaction._boundaries import head_end, tail_start
-from forge_app.compaction._compactor import (
-    SUMMARY_NARRATION_BUDGET,
-    SUMMARY_TEXT_LIMIT,
-    is_summary_message,
-)
+from forge_app.compaction._compactor import is_summary_message, prepared_summary
 from forge_app.compaction._messages import with_content
 from forge_app.compaction.llm._prompt import END_MARKER, SUMMARY_TITLE, summary_body
 from forge_app.summary import read_frame
-from forge_app.summary._budget import drop_oldest_narration, fit_summary, limit_texts
-from forge_app.summary.transformers._keep_last_operation import aggregate_operations
+from forge_app.summary._budget import fit_summary
 from forge_domain.messages import ContextMessage, Role, TextMessage
 from forge_domain.summary import ContextSummary, SummaryBlock
 from forge_domain.tool_catalog import ToolCatalog
@@ -151,15 +146,6 @@ class SpanFrame:
     the summariser reads (the earlier turns reach it as the previous summary)."""
 
 
-def _prepared(
-    summary: ContextSummary, transform: Callable[[ContextSummary], ContextSummary]
-) -> ContextSummary:
-    return drop_oldest_narration(
-        limit_texts(aggregate_operations(transform(summary)), SUMMARY_TEXT_LIMIT),
-        SUMMARY_NARRATION_BUDGET,
-    )
-
-
 def frame_of(
     span: Span,
     catalog: ToolCatalog,
@@ -177,8 +163,10 @@ def frame_of(
     raw = ContextSummary.from_messages(
         [message for message in span.turns if not message.droppable], catalog
     )
-    complete = _prepared(ContextSummary.of_blocks((*span.earlier_blocks, *raw.blocks)), transform)
+    complete = prepared_summary(
+        ContextSummary.of_blocks((*span.earlier_blocks, *raw.blocks)), transform
+    )
     bounded, text = fit_summary(complete, render, max_chars)
-    own = _prepared(raw, transform) if span.earlier_blocks else complete
+    own = prepared_summary(raw, transform) if span.earlier_blocks else complete
     record = fit_summary(own, render, record_chars)[1]
     return SpanFrame(raw=raw, complete=complete, bounded=bounded, text=text, record=record)
