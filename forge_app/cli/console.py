@@ -25,18 +25,17 @@ def one_line(message: str, limit: int = MAX_ERROR_CHARS) -> str:
     """``message`` on one line of at most ``limit`` characters, printable on any terminal.
 
     Line breaks (all of those ``str.splitlines`` knows) become spaces, other control
-    characters and lone surrogates are escaped, and the middle of a long message is cut
+    characters and lone surrogates are escaped, and then the middle of a long line is cut
     so that both its start (what failed) and its end (why) stay readable.
     """
-    total = len(message)
+    flat = _printable(message)
+    total = len(flat)
     if total <= limit:
-        flat = _printable(message)
-    else:
-        keep = max(0, limit - len(f" […{total:,} characters cut…] "))
-        head, tail = keep * 2 // 3, keep - keep * 2 // 3
-        note = f" […{total - keep:,} characters cut…] "
-        flat = _printable(message[:head]) + note + _printable(message[total - tail :])
-    return flat if len(flat) <= limit else flat[:limit]
+        return flat
+    keep = max(0, limit - len(f" […{total:,} characters cut…] "))
+    head, tail = keep * 2 // 3, keep - keep * 2 // 3
+    cut = f"{flat[:head]} […{total - keep:,} characters cut…] {flat[total - tail :]}"
+    return cut[:limit]
 
 
 def _printable(text: str) -> str:

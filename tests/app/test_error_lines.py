@@ -33,6 +33,16 @@ def test_one_line_keeps_the_start_and_the_end_of_a_long_message(size):
     assert actual == (True, "start ", " end", True)
 
 
+@pytest.mark.parametrize("control", [200, MAX_ERROR_CHARS - 20, 5_000])
+def test_one_line_keeps_the_end_when_escapes_lengthen_the_message(control):
+    message = "start " + "\x01" * control + " why: the reason"
+
+    line = one_line(message)
+
+    actual = (len(line) <= MAX_ERROR_CHARS, line[:6], line.endswith(" why: the reason"))
+    assert actual == (True, "start ", True)
+
+
 SHOWN = [
     ("short", "robot", "'robot'"),
     ("newline", "a\nb", "'a\\nb'"),
