@@ -26,7 +26,6 @@ from forge_app.cli.options import (
     TokenizerName,
     compaction_mode,
     resolve_agent,
-    transcript_format,
 )
 from forge_app.cli.report import batch_table
 from forge_app.errors import (
@@ -209,7 +208,7 @@ def batch_command(
     targets = output_paths(files, outdir)
     prepare_outputs(files, targets, outdir, agent)
     work = [
-        (i, path, target, chosen, mode, transcript_format(fmt))
+        (i, path, target, chosen, mode, fmt)
         for i, (path, target) in enumerate(zip(files, targets, strict=True))
     ]
     done: dict[int, tuple[CompactionMetrics | None, str | None]] = {}

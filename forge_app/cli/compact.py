@@ -21,7 +21,6 @@ from forge_app.cli.options import (
     compaction_mode,
     resolve_agent,
     tokenizer_loader,
-    transcript_format,
 )
 from forge_app.cli.report import metrics_table
 from forge_app.files._atomic import check_outputs
@@ -54,7 +53,7 @@ def compact_command(
     """
     check_outputs([output, json_metrics, store_file(store)], inputs=[session, agent])
     chosen = resolve_agent(agent, agent_id)
-    transcript = read_transcript(session, transcript_format(fmt))
+    transcript = read_transcript(session, fmt)
     meter = tokenizer_loader(tokenizer, chosen).meter(model=chosen.model, fmt=transcript.format)
     with stored_conversation(store, session, chosen) as recorder:
         compacted, metrics = compact_transcript(

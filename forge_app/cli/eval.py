@@ -16,7 +16,6 @@ from forge_app.cli.options import (
     TokenizerName,
     resolve_agent,
     tokenizer_loader,
-    transcript_format,
 )
 from forge_app.evaluation import SessionEval, evaluate
 from forge_app.files._atomic import check_outputs
@@ -166,7 +165,7 @@ def eval_command(
         chosen,
         sizes,
         cache_discount,
-        transcript_format(fmt),
+        fmt,
         tokenizer_loader(tokenizer, chosen),
     )
     out.print(markdown_table(rows), markup=False, soft_wrap=True)

@@ -83,11 +83,6 @@ StoreOption = Annotated[
 ]
 
 
-def transcript_format(name: FileFormat | None) -> FileFormat | None:
-    """The format ``--format`` names; None: detect each file's."""
-    return name
-
-
 def compaction_mode(force: bool) -> CompactionMode:
     """The mode ``--force`` asks for: ``manual`` (a person's ``/compact``), else ``automatic``."""
     return "manual" if force else "automatic"

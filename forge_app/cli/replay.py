@@ -24,7 +24,6 @@ from forge_app.cli.options import (
     TokenizerName,
     resolve_agent,
     tokenizer_loader,
-    transcript_format,
 )
 from forge_app.files._atomic import check_outputs
 from forge_app.files._transcripts import (
@@ -179,7 +178,7 @@ def replay_command(
         chart_format(chart)
     check_outputs([output, json_metrics, chart, store_file(store)], inputs=[session, agent])
     chosen = resolve_agent(agent, agent_id)
-    transcript = read_transcript(session, transcript_format(fmt))
+    transcript = read_transcript(session, fmt)
     ensure_provider_valid(transcript, session)
     meter = tokenizer_loader(tokenizer, chosen).meter(model=chosen.model, fmt=transcript.format)
     with opened_store(store) as session_store:

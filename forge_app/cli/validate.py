@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from forge_app.cli.console import err, out
-from forge_app.cli.options import FormatName, Session, transcript_format
+from forge_app.cli.options import FormatName, Session
 from forge_app.files._tokenizer import TokenizerChoice, load_tokenizer
 from forge_app.files._transcripts import read_transcript
 from forge_domain.formats import find_format_violations
@@ -39,7 +39,7 @@ def validate_command(
     The format is detected (or given with --format) and its rules are checked; the size
     line counts every part: text, tool calls and results, reasoning, images.
     """
-    transcript = read_transcript(session, transcript_format(fmt))
+    transcript = read_transcript(session, fmt)
     context = transcript.context
     form = transcript.format
     violations = find_format_violations(context, form)
