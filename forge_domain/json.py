@@ -9,7 +9,7 @@ from pydantic import JsonValue
 JsonObject: TypeAlias = dict[str, JsonValue]
 """A JSON object."""
 
-__all__ = ["JsonObject", "JsonValue", "json_type_name"]
+__all__ = ["JsonObject", "JsonValue"]  # json_type_name: for the codecs, not the API
 
 
 def json_type_name(value: object) -> str:
