@@ -14,6 +14,8 @@ from forge_domain.engine import (
     BaseContextEngine,
     CompactionMode,
     ContextEngine,
+    DelegatingEngine,
+    close_engine,
     compaction_outcome,
 )
 from forge_domain.errors import (
@@ -167,6 +169,7 @@ __all__ = [
     "ContextEngine",
     "ContextMessage",
     "ContextSummary",
+    "DelegatingEngine",
     "Dialect",
     "Evict",
     "FetchTool",
@@ -233,6 +236,7 @@ __all__ = [
     "Violation",
     "accumulated_usage",
     "carry_reasoning",
+    "close_engine",
     "compaction_outcome",
     "content_text",
     "context_tokens",

@@ -14,6 +14,10 @@ Two ways to write one:
   session), so override only what the engine changes;
 - or implement the whole :class:`ContextEngine` protocol on any class: the
   handler and the registry accept any object that has its members.
+
+An engine that adds to another (archives its compactions, adapts an old
+signature) subclasses :class:`DelegatingEngine`, which forwards every member
+to the engine it wraps, and overrides what it adds.
 """
 
 from __future__ import annotations
@@ -154,6 +158,77 @@ class BaseContextEngine(ABC):
     async def handle_tool_call(self, name: str, arguments: JsonObject) -> str:
         """No tools, so every call is refused."""
         raise NotImplementedError(f"the {self.name} engine has no tool {name!r}")
+
+
+class DelegatingEngine:
+    """A :class:`ContextEngine` that wraps another and forwards every member to it.
+
+    Subclass it and override what the wrapper adds; :attr:`name` is the wrapped
+    engine's, as the metrics report the engine that compacted.
+    """
+
+    def __init__(self, inner: ContextEngine) -> None:
+        """Wrap ``inner``."""
+        self.inner = inner
+        """The wrapped engine."""
+        self.name = inner.name
+
+    def update_model(self, context_length: int | None) -> None:
+        """Forwarded."""
+        self.inner.update_model(context_length)
+
+    def update_from_response(self, usage: Usage) -> None:
+        """Forwarded."""
+        self.inner.update_from_response(usage)
+
+    def should_compress(self, context: Context, token_count: TokenCount) -> bool:
+        """Forwarded."""
+        return self.inner.should_compress(context, token_count)
+
+    def should_compress_preflight(self, context: Context) -> bool:
+        """Forwarded."""
+        return self.inner.should_compress_preflight(context)
+
+    async def compress(
+        self, context: Context, *, focus: str | None = None, mode: CompactionMode = "automatic"
+    ) -> CompactionOutcome:
+        """Forwarded."""
+        return await self.inner.compress(context, focus=focus, mode=mode)
+
+    def on_session_start(self, session_id: str) -> None:
+        """Forwarded."""
+        self.inner.on_session_start(session_id)
+
+    def on_session_end(self, session_id: str) -> None:
+        """Forwarded."""
+        self.inner.on_session_end(session_id)
+
+    def on_session_reset(self) -> None:
+        """Forwarded."""
+        self.inner.on_session_reset()
+
+    def tool_schemas(self) -> tuple[JsonObject, ...]:
+        """Forwarded."""
+        return self.inner.tool_schemas()
+
+    async def handle_tool_call(self, name: str, arguments: JsonObject) -> str:
+        """Forwarded."""
+        return await self.inner.handle_tool_call(name, arguments)
+
+    async def aclose(self) -> None:
+        """Release what the wrapped engine holds (see :func:`close_engine`)."""
+        await close_engine(self.inner)
+
+
+@runtime_checkable
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+async def close_engine(engine: ContextEngine) -> None:
+    """Release what ``engine`` holds (an HTTP client), when it has an ``aclose()``."""
+    if isinstance(engine, _Closable):
+        await engine.aclose()
 
 
 def compaction_outcome(

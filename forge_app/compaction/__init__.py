@@ -9,8 +9,9 @@ from forge_app.compaction._compactor import Compactor, is_summary_message
 from forge_app.compaction._frame_engine import FrameEngine
 from forge_app.compaction._pruning import Pruned, prune_tool_outputs
 from forge_app.compaction._registry import ENTRY_POINT_GROUP, available_engines, resolve_engine
-from forge_app.compaction._tiers import TieredEngine, close_engine
+from forge_app.compaction._tiers import TieredEngine
 from forge_app.compaction.llm import LLMEngine
+from forge_domain.engine import close_engine
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -27,15 +27,13 @@ from typing import cast
 import structlog
 
 from forge_app.compaction._frame_engine import FrameEngine
-from forge_app.compaction._tiers import TieredEngine, close_engine
+from forge_app.compaction._tiers import TieredEngine
 from forge_app.compaction.llm._engine import LLMEngine
 from forge_app.errors import EngineUnavailable, UnknownEngine
 from forge_domain.agent import Agent
 from forge_domain.context import Context
-from forge_domain.engine import CompactionMode, ContextEngine
-from forge_domain.json import JsonObject
+from forge_domain.engine import CompactionMode, ContextEngine, DelegatingEngine
 from forge_domain.result import CompactionOutcome
-from forge_domain.usage import TokenCount, Usage
 
 __all__ = ["ENTRY_POINT_GROUP", "available_engines", "resolve_engine"]
 
@@ -128,7 +126,7 @@ def _takes_force_flag(engine: ContextEngine) -> bool:
     return "force" in parameters and "mode" not in parameters
 
 
-class _ForceFlagEngine:
+class _ForceFlagEngine(DelegatingEngine):
     """An engine whose ``compress`` takes ``force: bool``, adapted to ``mode``.
 
     Every mode but ``automatic`` is passed as ``force=True``. Plugins written
@@ -136,41 +134,10 @@ class _ForceFlagEngine:
     """
 
     def __init__(self, engine: ContextEngine) -> None:
-        self.engine = engine
-        self.name = engine.name
+        super().__init__(engine)
         self._compress = cast(Callable[..., Awaitable[CompactionOutcome]], engine.compress)
 
     async def compress(
         self, context: Context, *, focus: str | None = None, mode: CompactionMode = "automatic"
     ) -> CompactionOutcome:
         return await self._compress(context, focus=focus, force=mode != "automatic")
-
-    def update_model(self, context_length: int | None) -> None:
-        self.engine.update_model(context_length)
-
-    def update_from_response(self, usage: Usage) -> None:
-        self.engine.update_from_response(usage)
-
-    def should_compress(self, context: Context, token_count: TokenCount) -> bool:
-        return self.engine.should_compress(context, token_count)
-
-    def should_compress_preflight(self, context: Context) -> bool:
-        return self.engine.should_compress_preflight(context)
-
-    def on_session_start(self, session_id: str) -> None:
-        self.engine.on_session_start(session_id)
-
-    def on_session_end(self, session_id: str) -> None:
-        self.engine.on_session_end(session_id)
-
-    def on_session_reset(self) -> None:
-        self.engine.on_session_reset()
-
-    def tool_schemas(self) -> tuple[JsonObject, ...]:
-        return self.engine.tool_schemas()
-
-    async def handle_tool_call(self, name: str, arguments: JsonObject) -> str:
-        return await self.engine.handle_tool_call(name, arguments)
-
-    async def aclose(self) -> None:
-        await close_engine(self.engine)

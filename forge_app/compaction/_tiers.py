@@ -31,7 +31,6 @@ window, and falls back with the manual strategy; ``manual`` (a person's
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 from forge_app.compaction._boundaries import tail_start
 from forge_app.compaction._compactor import Compactor
@@ -44,6 +43,7 @@ from forge_domain.engine import (
     BaseContextEngine,
     CompactionMode,
     ContextEngine,
+    close_engine,
     compaction_outcome,
 )
 from forge_domain.json import JsonObject
@@ -51,18 +51,7 @@ from forge_domain.result import CompactionOutcome, CompactionResult
 from forge_domain.tool_catalog import ToolCatalog
 from forge_domain.usage import Usage
 
-__all__ = ["TieredEngine", "close_engine"]
-
-
-@runtime_checkable
-class _Closable(Protocol):
-    async def aclose(self) -> None: ...
-
-
-async def close_engine(engine: ContextEngine) -> None:
-    """Release what ``engine`` holds (an HTTP client), when it has an ``aclose()``."""
-    if isinstance(engine, _Closable):
-        await engine.aclose()
+__all__ = ["TieredEngine"]
 
 
 def _to_original(

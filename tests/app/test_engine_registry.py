@@ -205,5 +205,5 @@ def test_a_plugin_written_for_the_force_flag_still_compacts(installed_plugin):
     anyio.run(lambda: engine.compress(context, mode="forced"))
     anyio.run(lambda: engine.compress(context))
 
-    actual = (engine.name, engine.engine.forced, [log["event"] for log in logs])
+    actual = (engine.name, engine.inner.forced, [log["event"] for log in logs])
     assert actual == ("legacy", [True, False], ["engine_protocol_outdated"])

@@ -14,10 +14,12 @@ from forge_domain import (
     CompactionResult,
     Context,
     ContextEngine,
+    DelegatingEngine,
     JsonObject,
     TextMessage,
     TokenCount,
     Usage,
+    close_engine,
     compaction_outcome,
 )
 from forge_domain.testing import pattern
@@ -178,3 +180,47 @@ def test_compaction_outcome_carries_sizes_and_summary_figures():
         summary_usage=usage,
         coverage=0.5,
     )
+
+
+class ClosableNull(NullEngine):
+    """A NullEngine that holds something to release."""
+
+    async def aclose(self) -> None:
+        self.seen.append("closed")
+
+
+def test_delegating_engine_forwards_every_member_to_the_engine_it_wraps():
+    inner = ClosableNull()
+    wrapper = DelegatingEngine(inner)
+    context = pattern("suaua")
+
+    async def drive() -> tuple[object, ...]:
+        wrapper.update_model(8_000)
+        wrapper.update_from_response(Usage(total_tokens=TokenCount.actual(42)))
+        wrapper.on_session_start("s")
+        wrapper.on_session_end("s")
+        wrapper.on_session_reset()
+        outcome = await wrapper.compress(context, mode="forced")
+        answer = await wrapper.handle_tool_call("recall", {})
+        await wrapper.aclose()
+        return (
+            wrapper.name,
+            isinstance(wrapper, ContextEngine),
+            wrapper.should_compress(context, context.token_count()),
+            wrapper.should_compress_preflight(context),
+            wrapper.tool_schemas(),
+            outcome.context is context,
+            answer,
+        )
+
+    actual = (anyio.run(drive), inner.seen)
+    assert actual == (
+        ("null", True, False, False, (), True, "recall"),
+        ["model:8000", "usage:42", "start:s", "end:s", "reset", "closed"],
+    )
+
+
+def test_close_engine_skips_an_engine_with_nothing_to_release():
+    inner = NullEngine()
+    anyio.run(close_engine, inner)
+    assert inner.seen == []
