@@ -39,6 +39,14 @@ if TYPE_CHECKING:
 
 __all__ = ["ForgeSession"]
 
+EVERY_ITEM = 2**31 - 1
+"""The ``limit`` that reads a wrapped store's whole history.
+
+``get_items()`` without a limit applies the store's own ``session_settings.limit``
+(the latest N items only); compacting those and writing them back would erase the
+rest. Every SDK store reads "the latest ``limit``", so a limit above any history's
+length reads it all (kept within 32 bits for the backends' query limits)."""
+
 
 class ForgeSession:
     """A Responses-item session whose history is compacted by the agent's engine.
@@ -66,10 +74,12 @@ class ForgeSession:
         Args:
             session_id: the session's id (a random one when None).
             settings: an :class:`Agent` or :class:`Compact` settings; the defaults when None.
-            engine: a ready engine; else the one ``compact.engine`` names.
+            engine: a ready engine; else the one ``compact.engine`` names. A ready engine
+                compacts by the triggers of the agent it was built for.
             context_length: the model's window (else the agent's).
             store: a session to keep the items in (e.g. the SDK's ``SQLiteSession``);
-                in memory when None. Compacting replaces its items (clear, then add).
+                in memory when None. Compacting reads its whole history (whatever its
+                ``session_settings.limit``) and replaces its items (clear, then add).
         """
         self.session_id = session_id or uuid.uuid4().hex
         self.compactor = HistoryCompactor(settings, engine=engine, context_length=context_length)
@@ -82,9 +92,10 @@ class ForgeSession:
         """Every compaction applied so far, oldest first."""
         return self.compactor.compactions
 
-    async def _all(self) -> list[TResponseInputItem]:
+    async def _history(self) -> list[TResponseInputItem]:
+        """Every stored item, whatever limit the wrapped store applies to its readers."""
         if self.store is not None:
-            return await self.store.get_items()
+            return await self.store.get_items(limit=EVERY_ITEM)
         return list(self._items)
 
     async def _replace(self, items: list[TResponseInputItem]) -> None:
@@ -95,8 +106,11 @@ class ForgeSession:
             self._items = list(items)
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
-        """The stored items (the latest ``limit`` when given), oldest first."""
-        items = await self._all()
+        """The stored items (the latest ``limit`` when given), oldest first.
+
+        A wrapped store applies its own ``session_settings.limit`` when ``limit`` is None.
+        """
+        items = await self.store.get_items() if self.store is not None else list(self._items)
         return items[-limit:] if limit is not None and limit > 0 else items
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
@@ -111,7 +125,7 @@ class ForgeSession:
                 await self.store.add_items(items)
             else:
                 self._items.extend(items)
-            current = await self._all()
+            current = await self._history()
             context = Context(map(self.compactor.restore, messages_from_responses(current)))
             compacted = await self.compactor.compact(context)
             if compacted is not None:

@@ -14,11 +14,11 @@ from agents import (
     SQLiteSession,
     function_tool,
 )
-from agents.memory import Session
+from agents.memory import Session, SessionSettings
 from agents.testing import ScriptedModel, assistant_message, function_call
 
 from forge_app.adapters import ForgeSession
-from forge_domain import Context
+from forge_domain import Compact, Context
 from forge_domain.responses_format import messages_from_responses
 from forge_domain.validation import find_violations
 from tests.app.adapters import scenario
@@ -145,3 +145,32 @@ async def test_forge_session_keeps_its_items_in_a_wrapped_session():
     assert (stored[0], len(stored) < len(items), last) == (task, True, items[-1])
     assert after_pop == stored[-3:-1]
     assert (await session.get_items(), await store.get_items()) == ([], [])
+
+
+async def test_forge_session_compacts_the_whole_history_of_a_limited_store():
+    """A store's ``session_settings.limit`` limits its readers, not what compaction rewrites."""
+    store = SQLiteSession("limited", session_settings=SessionSettings(limit=6))  # in memory
+    session = ForgeSession(
+        "chat-4", Compact(token_threshold=1_000, retention_window=2), store=store
+    )
+    task = {"role": "user", "content": "Read the ten small files, then the large one."}
+    items: list = [task]
+    for n in range(10):
+        items.append(
+            {"type": "function_call", "call_id": f"c{n}", "name": "read", "arguments": "{}"}
+        )
+        items.append({"type": "function_call_output", "call_id": f"c{n}", "output": f"small {n}"})
+    await session.add_items(items)
+    large = [
+        {"type": "function_call", "call_id": "large", "name": "read", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "large", "output": "word " * 3_000},
+        {"role": "assistant", "content": "Read them all."},
+        {"role": "user", "content": "Next."},
+    ]
+    await session.add_items(large)
+
+    stored = await store.get_items(limit=100)
+    assert len(session.compactions) == 1
+    assert (stored[0], stored[1:21], stored[-2:]) == (task, items[1:], large[-2:])
+    assert len(json.dumps(stored)) < len(json.dumps(items + large))  # the large output shrank
+    assert len(await session.get_items()) == 6  # readers still get the store's limit
