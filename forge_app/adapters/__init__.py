@@ -1,7 +1,8 @@
 """Adapters: forge-compact's compaction inside pydantic-ai, LangChain and the OpenAI Agents SDK.
 
 Each adapter needs its framework, installed by an extra; importing this package
-imports none of them (each name is loaded on first use)::
+imports none of them (each name is loaded on first use, and ``import *`` brings
+only those whose framework is installed)::
 
     pip install 'forge-compact[pydantic-ai]'   # ForgeHistoryProcessor
     pip install 'forge-compact[langchain]'     # ForgeCompactionMiddleware
@@ -16,6 +17,7 @@ are the originals. The top layer of ``forge_app``, next to the cli.
 from __future__ import annotations
 
 import importlib
+from importlib.util import find_spec
 from typing import TYPE_CHECKING
 
 from forge_app.adapters._compaction import HistoryCompactor
@@ -44,6 +46,23 @@ _LAZY: dict[str, tuple[str, str, tuple[str, ...], str]] = {
     "ForgeSession": ("_agents_sdk", "the OpenAI Agents SDK", ("agents",), "agents"),
 }
 """Lazy name -> (module, framework, its top-level packages, the extra that installs it)."""
+
+
+def _found(package: str) -> bool:
+    """Whether a top-level ``package`` can be imported (found, not imported)."""
+    try:
+        return find_spec(package) is not None
+    except ValueError:  # already in sys.modules, without a spec (a stand-in): there
+        return True
+
+
+def _installed(name: str) -> bool:
+    """Whether the framework of ``name`` is installed (True for a name that needs none)."""
+    return name not in _LAZY or all(_found(package) for package in _LAZY[name][2])
+
+
+if not TYPE_CHECKING:  # a star import brings what it can load, without naming a missing extra
+    __all__ = [name for name in __all__ if _installed(name)]
 
 
 def __getattr__(name: str) -> object:

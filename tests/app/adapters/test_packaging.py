@@ -73,3 +73,18 @@ def test_a_missing_framework_names_the_extra_to_install():
         "AdapterUnavailable the LangChain adapter needs LangChain: "
         "pip install 'forge-compact[langchain]'"
     )
+
+
+def test_a_star_import_brings_the_adapters_whose_framework_is_installed():
+    code = (
+        "import sys\n"
+        "sys.modules['langchain'] = None\n"
+        "from forge_app.adapters import *\n"
+        "print(sorted(name for name in dir() if name[0].isupper()))\n"
+    )
+
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+
+    assert result.stdout.strip() == "['ForgeHistoryProcessor', 'ForgeSession', 'HistoryCompactor']"
