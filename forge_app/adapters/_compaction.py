@@ -5,7 +5,7 @@ it to one :class:`HistoryCompactor`: when one of the agent's triggers fires it
 compacts automatically, and once more in ``forced`` mode when that left the
 context at or over the threshold. A compaction that still leaves it over is not
 retried on every call: the compactor waits until the context has grown by 10%
-of the threshold (the live loop's guard, simplified; see
+of the threshold (the live loop's guard and its ``RETRY_GROWTH``, simplified; see
 :class:`~forge_app.runtime.CompactionHandler`).
 """
 
@@ -14,6 +14,7 @@ from __future__ import annotations
 import structlog
 
 from forge_app.compaction import resolve_engine
+from forge_app.runtime.plugins._compaction import RETRY_GROWTH
 from forge_domain.agent import Agent
 from forge_domain.compact import Compact
 from forge_domain.context import Context
@@ -33,8 +34,6 @@ SUMMARIES_REMEMBERED = 16
 A frame of the default template would fold without it (the engines read its text back,
 ``forge_app.summary._read_frame``); a model-written summary (the ``llm`` engine) would
 not: its text is prose, and only this keeps the frame of facts it was checked against."""
-RETRY_GROWTH = 0.1
-"""After an ineffective compaction, wait until the context grows by this share of the threshold."""
 
 
 def adapter_agent(settings: Agent | Compact | None, context_length: int | None = None) -> Agent:
@@ -63,7 +62,13 @@ class HistoryCompactor:
         engine: ContextEngine | None = None,
         context_length: int | None = None,
     ) -> None:
-        """Use ``engine``, or the engine the agent's ``compact.engine`` names (``frame``)."""
+        """Use ``engine``, or the engine the agent's ``compact.engine`` names (``frame``).
+
+        An injected ``engine`` decides when to compact by the agent it was built for
+        (its triggers and threshold); ``settings`` then only pace the retries after an
+        ineffective compaction. A ``context_length`` given here reaches it, as the live
+        loop's handler tells its engine the model's window (``engine.update_model``).
+        """
         self.agent = adapter_agent(settings, context_length)
         """The agent whose settings apply."""
         self.engine: ContextEngine = (
@@ -72,6 +77,8 @@ class HistoryCompactor:
             else resolve_engine(self.agent, context_length=self.agent.context_length)
         )
         """The engine that decides and compacts."""
+        if engine is not None and context_length is not None:
+            engine.update_model(context_length)
         self.compactions: list[CompactionResult] = []
         """Every compaction applied, oldest first."""
         self._hold: int | None = None
@@ -121,9 +128,10 @@ class HistoryCompactor:
         count = context.token_count()
         if self._held(int(count)) or not self.engine.should_compress(context, count):
             return None
+        # a trailing message whose calls' results are due is kept out, then put back last
         last = context.last_message()
         pending = isinstance(last, TextMessage) and bool(last.tool_calls)
-        target = Context(context[:-1]) if pending else context  # calls whose results are due
+        target = Context(context[:-1], usage_floor=context.usage_floor) if pending else context
         violations = find_violations(target)
         if violations:  # e.g. some outputs of a turn not stored yet: compact at the next call
             _log.warning(
@@ -133,7 +141,7 @@ class HistoryCompactor:
         compacted = await self._compact(target)
         if compacted is None or last is None or not pending:
             return compacted
-        return Context([*compacted, last])
+        return Context([*compacted, last], usage_floor=len(compacted) + 1)  # its usage: stale
 
     async def _compact(self, context: Context) -> Context | None:
         outcome = await self.engine.compress(context, mode="automatic")

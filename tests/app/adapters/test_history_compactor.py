@@ -16,6 +16,7 @@ from forge_domain import (
     TextMessage,
     ToolCall,
     ToolResult,
+    Usage,
     compaction_outcome,
 )
 
@@ -87,3 +88,26 @@ async def test_history_compactor_leaves_an_invalid_history_alone():
         actual = await compactor.compact(half_answered)
 
     assert (actual, [log["event"] for log in logs]) == (None, ["compaction_skipped"])
+
+
+def test_history_compactor_tells_an_injected_engine_the_model_window():
+    engine = StubbornEngine(Agent(id="a"))  # built without a window: 70% of 128,000
+
+    HistoryCompactor(engine=engine, context_length=4_000)
+
+    assert engine.threshold == 2_800
+
+
+async def test_history_compactor_does_not_count_a_held_call_by_its_stale_usage():
+    """The held-back call carries the usage of the request before the compaction."""
+    pending = conversation(6, pending=True)
+    measured = Usage.reported(prompt_tokens=int(pending.token_count()), completion_tokens=20)
+    call = pending[-1].model_copy(update={"usage": measured})
+    reported = Context([*pending[:-1], call])
+    compactor = HistoryCompactor(Compact(token_threshold=2_000, retention_window=2))
+
+    actual = await compactor.compact(reported)
+
+    assert actual is not None
+    assert (actual[-1] is call, actual.usage_floor) == (True, len(actual))
+    assert int(actual.token_count()) < int(reported.token_count()) // 2
