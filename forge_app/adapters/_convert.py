@@ -18,6 +18,9 @@ then says, item by item, what the compacted context kept:
 An item that converts to no message (framework metadata only) travels with the
 message after it: it is kept when that message is, dropped otherwise.
 Segments come in output order.
+
+The converters share their reading rules too (:class:`Head`, :func:`user_prompt`,
+:func:`assistant_turn`, :func:`reported_usage`).
 """
 
 from __future__ import annotations
@@ -27,11 +30,58 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from forge_domain.context import Context
-from forge_domain.messages import ContextMessage, TextMessage, ToolResult
+from forge_domain.messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
+from forge_domain.usage import Usage
 
 T = TypeVar("T")
 
 __all__: list[str] = []  # the adapters' shared machinery, not an API
+
+EMPTY_PROMPT = "[empty prompt]"
+"""The text of a user prompt that has none (an image alone, an empty string)."""
+
+
+class Head:
+    """Where a history's head ends: system messages after it are read as user messages.
+
+    Only the system messages before the first other message are the head (the
+    instructions); one that comes later is context like any other.
+    """
+
+    def __init__(self) -> None:
+        self.started = False
+        """Whether a message other than a system message has been read."""
+
+    def system(self, text: str) -> TextMessage:
+        """A system message with ``text``: in the head, or a user message after it."""
+        return TextMessage(role=Role.USER if self.started else Role.SYSTEM, content=text)
+
+    def read(self, message: ContextMessage) -> None:
+        """``message`` was read: the head ends at the first message that is not a system one."""
+        self.started = self.started or not (
+            isinstance(message, TextMessage) and message.role == Role.SYSTEM
+        )
+
+
+def user_prompt(text: str) -> TextMessage:
+    """A user message with ``text``, or :data:`EMPTY_PROMPT` (providers refuse empty ones)."""
+    return TextMessage.user(text or EMPTY_PROMPT)
+
+
+def assistant_turn(
+    texts: Sequence[str], calls: tuple[ToolCall, ...], usage: Usage | None
+) -> TextMessage | None:
+    """An assistant message of ``texts`` (one per line) and ``calls``; None when it has neither."""
+    if not calls and not "".join(texts):
+        return None
+    return TextMessage.assistant("\n".join(texts) or None, calls or None, usage=usage)
+
+
+def reported_usage(input_tokens: int, output_tokens: int) -> Usage | None:
+    """The usage a provider reported, so token triggers see real counts; None without input."""
+    if input_tokens <= 0:
+        return None
+    return Usage.reported(prompt_tokens=input_tokens, completion_tokens=output_tokens)
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,12 +40,21 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
 from forge_app.adapters._compaction import HistoryCompactor, adapter_agent
-from forge_app.adapters._convert import Added, History, Kept, Rebuilt
+from forge_app.adapters._convert import (
+    Added,
+    Head,
+    History,
+    Kept,
+    Rebuilt,
+    assistant_turn,
+    reported_usage,
+    user_prompt,
+)
 from forge_app.errors import UnsupportedHistory
 from forge_domain.agent import Agent
 from forge_domain.compact import Compact
 from forge_domain.engine import ContextEngine
-from forge_domain.messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
+from forge_domain.messages import ContextMessage, Role, ToolCall, ToolResult
 from forge_domain.result import CompactionResult
 from forge_domain.usage import Usage
 
@@ -91,8 +100,9 @@ def _settings(base: Agent, trigger: object, keep: ContextSize | None, window: in
     """``base`` with a LangChain-style ``trigger`` and ``keep`` applied (any trigger fires).
 
     ``("tokens", N)`` sets the token threshold (the whole window may fill, not 70%
-    of it); ``("fraction", F)`` sets the fraction of the window; ``("messages", N)``
-    adds a message trigger, while the agent's token threshold stays as a safety net.
+    of it); ``("fraction", F)`` sets the fraction of the window (the model's ``window``,
+    which must be known); ``("messages", N)`` adds a message trigger, while the agent's
+    token threshold stays as a safety net.
     """
     update: dict[str, object] = {}
     if trigger is not None:
@@ -118,10 +128,7 @@ def _settings(base: Agent, trigger: object, keep: ContextSize | None, window: in
             raise ValueError(f"keep {keep!r}: only ('messages', N) is supported")
         update["retention_window"] = value
     compact = Compact.model_validate({**base.compact.model_dump(), **update})
-    changes: dict[str, object] = {"compact": compact}
-    if window is not None:
-        changes["context_length"] = window
-    return base.model_copy(update=changes)
+    return base.model_copy(update={"compact": compact})
 
 
 def _text(message: BaseMessage) -> str:
@@ -131,35 +138,29 @@ def _text(message: BaseMessage) -> str:
 def _usage(message: AIMessage) -> Usage | None:
     """The usage the provider reported for ``message``, so token triggers see real counts."""
     reported = message.usage_metadata
-    if not reported or reported.get("input_tokens", 0) <= 0:
+    if not reported:
         return None
-    return Usage.reported(
-        prompt_tokens=reported["input_tokens"], completion_tokens=reported["output_tokens"]
-    )
+    return reported_usage(reported.get("input_tokens", 0), reported.get("output_tokens", 0))
 
 
 class _Converter:
     def __init__(self) -> None:
-        self.started = False
+        self.head = Head()
 
     def __call__(self, index: int, message: AnyMessage) -> list[ContextMessage]:
-        out: ContextMessage
+        out: ContextMessage | None
         if isinstance(message, SystemMessage):
-            out = TextMessage(
-                role=Role.USER if self.started else Role.SYSTEM, content=_text(message)
-            )
+            out = self.head.system(_text(message))
         elif isinstance(message, HumanMessage):
-            out = TextMessage.user(_text(message) or "[empty prompt]")
+            out = user_prompt(_text(message))
         elif isinstance(message, AIMessage):
             calls = tuple(
                 ToolCall(id=call["id"] or "", name=call["name"], arguments=json.dumps(call["args"]))
                 for call in message.tool_calls
             )
-            if not calls and not _text(message):
+            out = assistant_turn([_text(message)], calls, _usage(message))
+            if out is None:
                 return []
-            out = TextMessage.assistant(
-                _text(message) or None, calls or None, usage=_usage(message)
-            )
         elif isinstance(message, ToolMessage):
             out = ToolResult(
                 call_id=message.tool_call_id,
@@ -169,7 +170,7 @@ class _Converter:
             )
         else:
             raise UnsupportedHistory("LangChain", index, type(message).__name__)
-        self.started = self.started or out.kind == "tool" or out.role != Role.SYSTEM
+        self.head.read(out)
         return [out]
 
 
@@ -220,13 +221,15 @@ class ForgeCompactionMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
             trigger: when to compact (any one fires); None: the agent's triggers.
             keep: ``("messages", N)``: the retention window.
             settings: an :class:`Agent` or :class:`Compact` settings (defaults when None).
-            engine: a ready engine; else the one ``compact.engine`` names.
+            engine: a ready engine; else the one ``compact.engine`` names. A ready engine
+                compacts by the triggers of the agent it was built for: ``trigger`` and
+                ``keep`` do not reach it (the window does).
             context_length: the model's window (else the model's profile, else the agent's).
         """
         super().__init__()
         window = context_length if context_length is not None else _window(model)
-        agent = _settings(adapter_agent(settings), trigger, keep, window)
-        self.compactor = HistoryCompactor(agent, engine=engine)
+        agent = _settings(adapter_agent(settings, window), trigger, keep, window)
+        self.compactor = HistoryCompactor(agent, engine=engine, context_length=window)
 
     @property
     def compactions(self) -> list[CompactionResult]:

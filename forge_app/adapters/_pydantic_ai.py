@@ -31,6 +31,7 @@ from pydantic_ai.messages import (
     NativeToolCallPart,
     NativeToolReturnPart,
     RetryFeedbackPart,
+    RetryInfo,
     RetryPromptPart,
     SystemPromptPart,
     TextPart,
@@ -41,14 +42,24 @@ from pydantic_ai.messages import (
 )
 
 from forge_app.adapters._compaction import HistoryCompactor
-from forge_app.adapters._convert import Added, Dropped, History, Kept, Rebuilt, Segment
+from forge_app.adapters._convert import (
+    Added,
+    Dropped,
+    Head,
+    History,
+    Kept,
+    Rebuilt,
+    Segment,
+    assistant_turn,
+    reported_usage,
+    user_prompt,
+)
 from forge_app.errors import UnsupportedHistory
 from forge_domain.agent import Agent
 from forge_domain.compact import Compact
 from forge_domain.engine import ContextEngine
 from forge_domain.messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
 from forge_domain.result import CompactionResult
-from forge_domain.usage import Usage
 
 if TYPE_CHECKING:
     from pydantic_ai.capabilities import ProcessHistory
@@ -71,7 +82,7 @@ class _Converter:
     """Converts one history; remembers which part each message came from."""
 
     def __init__(self) -> None:
-        self.started = False
+        self.head = Head()
         self.parts: dict[int, list[ModelRequestPart | ModelResponsePart]] = {}
 
     def __call__(self, index: int, message: ModelMessage) -> list[ContextMessage]:
@@ -87,10 +98,9 @@ class _Converter:
         for part in request.parts:
             message: ContextMessage | None = None
             if isinstance(part, SystemPromptPart):
-                role = Role.USER if self.started else Role.SYSTEM
-                message = TextMessage(role=role, content=part.content)
+                message = self.head.system(part.content)
             elif isinstance(part, UserPromptPart):
-                message = TextMessage.user(_prompt_text(part) or "[empty prompt]")
+                message = user_prompt(_prompt_text(part))
             elif isinstance(part, BaseToolReturnPart) and not isinstance(
                 part, NativeToolReturnPart
             ):
@@ -110,9 +120,7 @@ class _Converter:
             elif isinstance(part, RetryFeedbackPart):
                 message = TextMessage.user(part.model_response())
             if message is not None:
-                self.started = self.started or not (
-                    isinstance(message, TextMessage) and message.role == Role.SYSTEM
-                )
+                self.head.read(message)
                 out.append(message)
                 sources.append(part)
         self.parts[index] = sources
@@ -127,18 +135,13 @@ class _Converter:
             if isinstance(part, BaseToolCallPart) and not isinstance(part, NativeToolCallPart)
         )
         self.parts[index] = []
-        if not calls and not "".join(texts):
+        usage = reported_usage(response.usage.input_tokens, response.usage.output_tokens)
+        message = assistant_turn(texts, calls, usage)
+        if message is None:
             return []
-        usage = None
-        if response.usage.input_tokens > 0:
-            usage = Usage.reported(
-                prompt_tokens=response.usage.input_tokens,
-                completion_tokens=response.usage.output_tokens,
-            )
-        message = TextMessage.assistant("\n".join(texts) or None, calls or None, usage=usage)
         if thinking:
             message = message.model_copy(update={"reasoning_content": "\n".join(thinking)})
-        self.started = True
+        self.head.read(message)
         return [message]
 
 
@@ -155,12 +158,45 @@ def _is_state(part: ModelRequestPart) -> bool:
 
 
 def _changed_request_part(part: ModelRequestPart, message: ContextMessage) -> ModelRequestPart:
-    """``part`` with the text a compaction gave ``message`` (a pruned output, a cut prompt)."""
-    if isinstance(part, BaseToolReturnPart):
-        return ToolReturnPart(part.tool_name, message.text, part.tool_call_id, outcome=part.outcome)
-    if isinstance(part, SystemPromptPart | UserPromptPart) and isinstance(part.content, str):
+    """``part`` with the text a compaction gave ``message`` (a pruned output, a cut prompt).
+
+    Every other field stays (ids, metadata, timestamp, outcome, tool kind, retry info).
+    A prompt with images or files is kept whole: its text alone cannot stand for it.
+    A deprecated ``RetryPromptPart`` becomes the part pydantic-ai reads it as.
+    """
+    if isinstance(part, UserPromptPart) and not isinstance(part.content, str):
+        return part
+    if isinstance(part, RetryPromptPart):
+        return _changed_retry(part, message.text)
+    if isinstance(part, ToolReturnPart):
+        return _changed_return(part, message.text)
+    if isinstance(part, SystemPromptPart | UserPromptPart | RetryFeedbackPart):
         return dataclasses.replace(part, content=message.text)
     return part
+
+
+def _changed_return(part: ToolReturnPart, text: str) -> ToolReturnPart:
+    """A pruned tool return: its fields with ``text`` as content, typed again only if it fits.
+
+    A typed return (``ToolSearchReturnPart`` …) declares its content's shape, which a pruned
+    text no longer has: it becomes a plain ``ToolReturnPart``, as pydantic-ai's own
+    ``ToolReturnPart.narrow_type`` decides for data that does not fit.
+    """
+    fields = {field.name: getattr(part, field.name) for field in dataclasses.fields(ToolReturnPart)}
+    return ToolReturnPart.narrow_type(ToolReturnPart(**{**fields, "content": text}))
+
+
+def _changed_retry(part: RetryPromptPart, text: str) -> ToolReturnPart | RetryFeedbackPart:
+    """A shortened ``RetryPromptPart`` as the part pydantic-ai translates it to before a request.
+
+    (Copying the deprecated part would warn.) A retry of a tool call is that call's
+    ``retried`` result; any other retry is feedback.
+    """
+    if part.tool_name is not None:
+        return ToolReturnPart(
+            part.tool_name, text, part.tool_call_id, timestamp=part.timestamp, outcome="retried"
+        )
+    return RetryFeedbackPart(text, retry=RetryInfo("model_retry"), timestamp=part.timestamp)
 
 
 def _new_parts(message: ContextMessage) -> list[ModelRequestPart]:
@@ -289,7 +325,8 @@ class ForgeHistoryProcessor:
             settings: an :class:`Agent` (e.g. from :func:`~forge_app.load_agent`), or
                 :class:`Compact` settings; the defaults when None.
             engine: a ready engine; else the one ``compact.engine`` names (``frame``, ``llm``
-                or a plugin).
+                or a plugin). A ready engine compacts by the triggers of the agent it was
+                built for.
             context_length: the model's window, for the threshold (else the agent's).
         """
         self.compactor = HistoryCompactor(settings, engine=engine, context_length=context_length)

@@ -6,7 +6,9 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage, ToolMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
+from forge_app import FrameEngine
 from forge_app.adapters import ForgeCompactionMiddleware
+from forge_domain import Agent
 from tests.app.adapters import scenario
 
 pytestmark = pytest.mark.anyio
@@ -110,3 +112,11 @@ async def test_middleware_compacts_on_the_usage_the_provider_reported():
     reported = await middleware.abefore_model({"messages": messages}, runtime=None)  # type: ignore[arg-type]
 
     assert (estimated, reported is not None) == (None, True)
+
+
+def test_middleware_tells_an_injected_engine_the_model_window():
+    engine = FrameEngine(Agent(id="a"))  # built without a window: 70% of 128,000
+
+    ForgeCompactionMiddleware(engine=engine, context_length=4_000)
+
+    assert engine.threshold == 2_800

@@ -2,31 +2,37 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 
 import pytest
+from pydantic_ai import PydanticAIDeprecationWarning
 from pydantic_ai.messages import (
     ImageUrl,
     ModelMessage,
     ModelRequest,
+    ModelRequestPart,
     ModelResponse,
     ModelSettingsDeltaPart,
     RetryFeedbackPart,
     RetryInfo,
+    RetryPromptPart,
     SystemPromptPart,
     TextPart,
     ThinkingPart,
     ToolCallPart,
     ToolReturnPart,
+    ToolSearchReturnPart,
     UserPromptPart,
 )
 
 from forge_app.adapters import ForgeHistoryProcessor
 from forge_app.adapters._convert import History
-from forge_app.adapters._pydantic_ai import _Converter
+from forge_app.adapters._pydantic_ai import _changed_request_part, _Converter
 from forge_app.errors import UnsupportedHistory
 from forge_app.summary import SUMMARY_MARKER
+from forge_domain.messages import ToolResult
 from forge_domain.validation import find_violations
 from tests.app.adapters import scenario
 
@@ -170,3 +176,66 @@ def test_converter_reads_every_prompt_kind():
         ("user", "Your previous response failed the applic"),
         ("user", "Be brief."),  # a system prompt after the start, for the engine only
     ]
+
+
+def with_metadata_and_legacy_retries(messages: list[ModelMessage]) -> list[ModelMessage]:
+    """Tool returns carrying metadata; each test run's output a (deprecated) RetryPromptPart."""
+    out: list[ModelMessage] = []
+    for message in messages:
+        if isinstance(message, ModelRequest):
+            parts: list[ModelRequestPart] = []
+            for part in message.parts:
+                if isinstance(part, ToolReturnPart) and part.tool_name == "shell":
+                    with pytest.warns(PydanticAIDeprecationWarning):
+                        part = RetryPromptPart(  # type: ignore[assignment]
+                            str(part.content), tool_name="shell", tool_call_id=part.tool_call_id
+                        )
+                elif isinstance(part, ToolReturnPart):
+                    part = dataclasses.replace(part, metadata={"call": part.tool_call_id})
+                parts.append(part)
+            message = dataclasses.replace(message, parts=parts)
+        out.append(message)
+    return out
+
+
+async def test_processor_keeps_the_fields_of_a_pruned_tool_return_and_shortens_a_retry():
+    messages = with_metadata_and_legacy_retries(history(6))
+    originals = {id(part): part for message in messages for part in message.parts}
+
+    actual = await ForgeHistoryProcessor(scenario.SETTINGS)(messages)
+
+    rebuilt = {
+        part.tool_call_id: part
+        for message in actual
+        for part in message.parts
+        if isinstance(part, ToolReturnPart) and id(part) not in originals
+    }
+    read, test = rebuilt["call_4_read"], rebuilt["call_4_test"]
+    original_read = next(
+        p
+        for p in originals.values()
+        if isinstance(p, ToolReturnPart) and p.tool_call_id == "call_4_read"
+    )
+    assert (read.metadata, read.timestamp) == ({"call": "call_4_read"}, original_read.timestamp)
+    assert len(str(read.content)) < len(str(original_read.content))
+    assert (test.outcome, len(str(test.content)) < len(scenario.shell("x")) // 4) == (
+        "retried",
+        True,
+    )
+    kept_retries = [p for m in actual for p in m.parts if isinstance(p, RetryPromptPart)]
+    assert [p.tool_call_id for p in kept_retries] == ["call_5_test"]  # untouched: the original
+
+
+def test_a_pruned_typed_return_becomes_a_plain_return_with_its_fields():
+    search = ToolSearchReturnPart(
+        content={"discovered_tools": []}, tool_call_id="s1", metadata={"query": "files"}
+    )
+
+    actual = _changed_request_part(search, ToolResult.of("s1", "[pruned]"))
+
+    assert type(actual) is ToolReturnPart
+    assert (actual.content, actual.metadata, actual.timestamp) == (
+        "[pruned]",
+        {"query": "files"},
+        search.timestamp,
+    )
