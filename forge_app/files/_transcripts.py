@@ -149,14 +149,14 @@ def _messages_of(
     if not isinstance(document, dict):
         raise NotATranscript(
             path,
-            f"expected a list of messages or an object with 'messages', got {_type_name(document)}",
+            f"expected a list of messages or an object with '{key}', got {_type_name(document)}",
         )
     if key not in document:
         names = sorted(document)[:6]
         keys = ", ".join(k if k.isprintable() and len(k) <= 30 else shown(k, 30) for k in names)
         keys = keys or "none"
         raise NotATranscript(
-            path, f"expected a list of messages or an object with 'messages' (keys: {keys})"
+            path, f"expected a list of messages or an object with '{key}' (keys: {keys})"
         )
     messages = document[key]
     if not isinstance(messages, list):

@@ -111,6 +111,23 @@ def test_parse_transcript_names_the_problem(text, error, message):
     assert message in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '{"model": "m", "messages": []}',
+            "expected a list of messages or an object with 'input' (keys: messages, model)",
+        ),
+        ('"text"', "expected a list of messages or an object with 'input', got a string"),
+    ],
+    ids=["object-with-messages", "string"],
+)
+def test_parse_transcript_read_as_responses_names_the_input_key(text, message):
+    with pytest.raises(NotATranscript) as caught:
+        parse_transcript(text, "a.json", "responses")
+    assert message in str(caught.value)
+
+
 def test_parse_transcript_bad_message_carries_its_index():
     with pytest.raises(NotATranscript) as caught:
         parse_transcript(f'[{USER}, {ASSISTANT}, {{"role": 1}}]', "a.json")
