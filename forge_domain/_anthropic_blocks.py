@@ -10,9 +10,11 @@ import json
 import re
 from typing import Final
 
+from forge_domain._format_carry import with_extra
 from forge_domain.errors import InvalidMessage
 from forge_domain.json import JsonObject, JsonValue, json_type_name
 from forge_domain.messages import ContentPart, ImagePart, OtherPart, TextPart, ToolCall
+from forge_domain.openai_format import shown
 from forge_domain.usage import Usage
 
 REASONING_TYPES: Final = frozenset({"thinking", "redacted_thinking"})
@@ -105,7 +107,7 @@ def read_call(index: int, where: str, block: JsonObject, carry: JsonObject) -> T
         raise fail(index, f"{where}.input", f"expected an object, got {json_type_name(given)}")
     spacing = carry.get("spacing", "default")
     if not isinstance(spacing, str) or spacing not in SPACINGS:
-        raise fail(index, f"{where}._forge.spacing", f"unknown spelling {spacing!r}")
+        raise fail(index, f"{where}._forge.spacing", f"unknown spelling {shown(spacing)}")
     return ToolCall.model_construct(
         id=call_id,
         name=name,
@@ -130,16 +132,12 @@ def write_part(part: ContentPart) -> JsonObject:
             if match
             else {"type": "url", "url": part.url}
         )
-        for key, value in part.url_extra.items():
-            source.setdefault(key, value)
-        out = {"type": "image", "source": source}
+        out = {"type": "image", "source": with_extra(source, part.url_extra)}
         if part.detail is not None:
             out["detail"] = part.detail
     else:
         return dict(part.raw)
-    for key, value in part.extra.items():
-        out.setdefault(key, value)
-    return out
+    return with_extra(out, part.extra)
 
 
 def write_call(call: ToolCall) -> tuple[JsonObject, str]:
@@ -154,9 +152,7 @@ def write_call(call: ToolCall) -> tuple[JsonObject, str]:
     else:
         given = {}
     out: JsonObject = {"type": "tool_use", "id": call.id, "name": call.name, "input": given}
-    for key, value in call.extra.items():
-        out.setdefault(key, value)
-    return out, spacing
+    return with_extra(out, call.extra), spacing
 
 
 def write_usage(usage: Usage) -> JsonObject:

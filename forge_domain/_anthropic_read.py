@@ -25,7 +25,7 @@ from forge_domain.messages import (
     TextPart,
     ToolResult,
 )
-from forge_domain.openai_format import read_usage
+from forge_domain.openai_format import read_usage, shown
 
 LAYOUT_KEY: Final = "_anthropic"
 """``extra`` key holding a native turn's layout (``order``, ``string``, ``own_turn`` …)."""
@@ -49,11 +49,15 @@ def _canonical(order: str) -> str:
 
 
 def _collapsed(parts: list[ContentPart]) -> Content:
-    """One plain text part reads as a string; none as None."""
+    """One plain non-empty text part reads as a string; none as None.
+
+    An empty text block stays a part: as the string ``""`` it would be written as no
+    block at all.
+    """
     if not parts:
         return None
     only = parts[0]
-    if len(parts) == 1 and isinstance(only, TextPart) and not only.extra:
+    if len(parts) == 1 and isinstance(only, TextPart) and not only.extra and only.text:
         return only.text
     return tuple(parts)
 
@@ -193,7 +197,7 @@ def read_turn(index: int, raw: object, after_results: bool) -> tuple[list[Contex
     turn, carry = split_carry(raw, index, "messages")
     role = turn.get("role")
     if role not in ("user", "assistant"):
-        raise fail(index, "role", f"unknown role {role!r}; expected user or assistant")
+        raise fail(index, "role", f"unknown role {shown(role)}; expected user or assistant")
     if "content" not in turn:
         raise fail(index, "content", "a message needs content")
     content = turn["content"]

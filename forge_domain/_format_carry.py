@@ -1,5 +1,5 @@
 """What a wire format cannot hold of a message, carried under one reserved key; and the
-small helpers the Anthropic and Responses codecs share.
+small helpers the codecs share.
 
 The internal messages can hold more than the Anthropic and Responses formats (an
 OpenAI ``name``, ``"content": ""`` on a call-only turn, arguments spelled with other
@@ -12,6 +12,7 @@ the key, and a message written natively without loss gets none.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from functools import cache
 from typing import TypeVar, cast
 
@@ -90,8 +91,27 @@ def add_carry(item: JsonObject, key: str, value: JsonValue) -> None:
     carry[key] = value
 
 
-def with_extra(out: JsonObject, extra: JsonObject, skip: str = "") -> JsonObject:
-    """``out`` with the unmodelled keys of ``extra`` (never over a written key, never ``skip``)."""
+def carry_calls(
+    message: BaseModel, back: BaseModel, items: Sequence[JsonValue], call_types: Collection[str]
+) -> None:
+    """Carry, on each call's item, what the call of ``message`` lost in ``back`` (its read-back).
+
+    The call items are those of ``items`` whose ``type`` is in ``call_types``, in the order
+    of the calls; nothing is carried unless both messages are text messages.
+    """
+    if not (isinstance(message, TextMessage) and isinstance(back, TextMessage)):
+        return
+    written = [item for item in items if isinstance(item, dict) and item.get("type") in call_types]
+    calls = zip(message.tool_calls or (), back.tool_calls or (), written, strict=True)
+    for call, call_back, item in calls:
+        carried = carried_fields(call, call_back)
+        if carried:
+            add_carry(item, "call", carried)
+
+
+def with_extra(out: JsonObject, extra: JsonObject, skip: str | None = None) -> JsonObject:
+    """``out`` with the unmodelled keys of ``extra`` added in order (never over a written
+    key, never ``skip``); every codec writes its ``extra`` this way."""
     for key, value in extra.items():
         if key != skip:
             out.setdefault(key, value)

@@ -25,22 +25,17 @@ from forge_domain.messages import (
     ToolCall,
     ToolResult,
 )
+from forge_domain.openai_format import TEXT_ROLES, shown
 
 WHERE: Final = "input"
 ITEM_MARK: Final = "_responses"
 """``extra`` key marking a message that holds one opaque item (value ``"item"``)."""
-_ROLES: Final = {
-    "user": Role.USER,
-    "system": Role.SYSTEM,
-    "developer": Role.SYSTEM,
-    "assistant": Role.ASSISTANT,
-}
 _USER_ITEMS: Final = frozenset({"compaction", "item_reference"})
 """Opaque items that stand for input, not model output (also every ``*_output``)."""
 
 Stage = Literal[0, 1, 2]
 _REASONING: Final[Stage] = 0
-MESSAGE: Final[Stage] = 1
+_MESSAGE: Final[Stage] = 1
 _CALLS: Final[Stage] = 2
 
 
@@ -100,15 +95,15 @@ def _text_type(role: Role) -> str:
 
 def _message_item(index: int, item: JsonObject) -> TextMessage:
     role_name = item.get("role")
-    if not isinstance(role_name, str) or role_name not in _ROLES:
+    if not isinstance(role_name, str) or role_name not in TEXT_ROLES:
         raise _fail(
             index,
             "role",
-            f"unknown role {role_name!r}; expected user, system, developer or assistant",
+            f"unknown role {shown(role_name)}; expected user, system, developer or assistant",
         )
     if "content" not in item:
         raise _fail(index, "content", "a message item needs content")
-    role = _ROLES[role_name]
+    role = TEXT_ROLES[role_name]
     return bare_text(
         role,
         _content(index, "content", item["content"], _text_type(role)),
@@ -166,10 +161,6 @@ class Turn:
     message: TextMessage | None = None
     calls: list[ToolCall] = field(default_factory=list)
 
-    def accepts(self, stage: Stage) -> bool:
-        """Whether an item of ``stage`` continues this turn (reasoning, a message, calls)."""
-        return stage == _CALLS or stage > self.stage or stage == self.stage == _REASONING
-
     def build(self) -> TextMessage:
         message = self.message or bare_text(Role.ASSISTANT, None, {})
         built = message.model_copy(
@@ -185,23 +176,40 @@ class Turn:
         return built
 
 
+def _type_of(item: JsonObject) -> JsonValue:
+    """An item's ``type``: ``"message"`` for a bare ``{"role", "content"}``."""
+    item_type = item.get("type")
+    return "message" if item_type is None and "role" in item else item_type
+
+
 def _item_type(index: int, item: object) -> tuple[JsonObject, str]:
     if not isinstance(item, dict):
         raise _fail(index, "", f"expected an item object, got {json_type_name(item)}")
-    item_type = item.get("type")
-    if item_type is None and "role" in item:
-        return item, "message"
+    item_type = _type_of(item)
     if not isinstance(item_type, str):
         raise _fail(index, "type", f"expected a string, got {json_type_name(item_type)}")
     return item, item_type
 
 
-STAGES: Final[dict[str, Stage]] = {
-    "reasoning": _REASONING,
-    "function_call": _CALLS,
-    "custom_tool_call": _CALLS,
-}
+CALL_TYPES: Final = ("function_call", "custom_tool_call")
+"""The items that are tool calls (:class:`ToolCall` ``function`` and ``custom``)."""
+_STAGES: Final[dict[str, Stage]] = {"reasoning": _REASONING, **dict.fromkeys(CALL_TYPES, _CALLS)}
 OUTPUTS: Final = ("function_call_output", "custom_tool_call_output")
+
+
+def item_stage(item: JsonObject) -> Stage | None:
+    """Where ``item`` sits in an assistant turn (reasoning, message, calls); None for an
+    item that is a message of its own (user input, a tool output, an opaque item)."""
+    item_type = _type_of(item)
+    if item_type == "message":
+        return _MESSAGE if item.get("role") == "assistant" else None
+    return _STAGES.get(item_type) if isinstance(item_type, str) else None
+
+
+def continues(reached: Stage, stage: Stage) -> bool:
+    """Whether an item of ``stage`` continues a turn that has ``reached`` a stage: calls
+    always do, reasoning after reasoning does, a message after reasoning does."""
+    return stage == _CALLS or stage > reached or stage == reached == _REASONING
 
 
 def read_items(items: list[JsonValue]) -> list[tuple[int, ContextMessage]]:
@@ -218,8 +226,7 @@ def read_items(items: list[JsonValue]) -> list[tuple[int, ContextMessage]]:
     for index, raw in enumerate(items):
         item, item_type = _item_type(index, raw)
         item, carry = split_carry(item, index, WHERE)
-        assistant = item_type == "message" and item.get("role") == "assistant"
-        stage = MESSAGE if assistant else STAGES.get(item_type)
+        stage = item_stage(item)
         if stage is None:
             close()
             message: ContextMessage
@@ -235,13 +242,13 @@ def read_items(items: list[JsonValue]) -> list[tuple[int, ContextMessage]]:
                 )
             out.append((index, message))
             continue
-        if turn is None or carry.get("split") is True or not turn.accepts(stage):
+        if turn is None or carry.get("split") is True or not continues(turn.stage, stage):
             close()
             turn = Turn(index, carry)
         turn.stage = stage
         if stage == _REASONING:
             turn.reasoning.append(item)
-        elif stage == MESSAGE:
+        elif stage == _MESSAGE:
             turn.message = _message_item(index, item)
         else:
             call = _call(index, item)

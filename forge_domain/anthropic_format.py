@@ -38,7 +38,7 @@ from forge_domain._anthropic_read import (
     read_system,
     read_turn,
 )
-from forge_domain._format_carry import add_carry, carried_fields, with_extra
+from forge_domain._format_carry import add_carry, carried_fields, carry_calls, with_extra
 from forge_domain.errors import InvalidTranscript
 from forge_domain.json import JsonObject, JsonValue, json_type_name
 from forge_domain.messages import Content, ContextMessage, Role, TextMessage, ToolResult
@@ -98,8 +98,11 @@ def _carry_message(item: JsonObject, message: ContextMessage, back: ContextMessa
         add_carry(item, "message", carried)
 
 
-def _result_block(message: ToolResult, turn: JsonObject | None, after: bool) -> JsonObject:
-    """The ``tool_result`` block; ``turn`` is the new turn it opens (None: it joins one)."""
+def _result_block(
+    message: ToolResult, position: int, turn: JsonObject | None, after: bool
+) -> JsonObject:
+    """The ``tool_result`` block; ``turn`` is the new turn it opens (None: it joins one).
+    ``position`` (the message's) names it in an error."""
     flags = flags_of(message)
     block: JsonObject = {"type": "tool_result", "tool_use_id": message.call_id}
     if not (flags.get("no_content") and message.content == ""):
@@ -109,7 +112,7 @@ def _result_block(message: ToolResult, turn: JsonObject | None, after: bool) -> 
         block["is_error"] = True
     with_extra(block, message.extra, LAYOUT_KEY)
     alone: JsonObject = {**(turn or {"role": "user"}), "content": [block]}
-    back = read_turn(0, alone, after)[0][0]
+    back = read_turn(position, alone, after)[0][0]
     _carry_message(block, message, back)
     return block
 
@@ -152,25 +155,22 @@ def _text_turn(message: TextMessage) -> JsonObject:
     return with_extra(turn, message.extra, LAYOUT_KEY)
 
 
-def _checked_turn(message: TextMessage, after_results: bool) -> JsonObject:
+def _checked_turn(message: TextMessage, position: int, after_results: bool) -> JsonObject:
     turn = _text_turn(message)
-    read = read_turn(0, turn, after_results)[0]
+    read = read_turn(position, turn, after_results)[0]
     back = read[-1]
     _carry_message(turn, message, back)
-    if isinstance(back, TextMessage):
-        blocks = turn["content"]
-        listed = blocks if isinstance(blocks, list) else []
-        uses = [b for b in listed if isinstance(b, dict) and b.get("type") == "tool_use"]
-        calls = zip(message.tool_calls or (), back.tool_calls or (), uses, strict=True)
-        for call, call_back, block in calls:
-            carried = carried_fields(call, call_back)
-            if carried:
-                add_carry(block, "call", carried)
+    blocks = turn["content"]
+    carry_calls(message, back, blocks if isinstance(blocks, list) else [], ("tool_use",))
     return turn
 
 
 def _joined(
-    turn: JsonObject, held: list[ContextMessage], message: TextMessage, after: bool
+    turn: JsonObject,
+    held: list[ContextMessage],
+    message: TextMessage,
+    position: int,
+    after: bool,
 ) -> bool:
     """Add ``message``'s blocks to the results ``turn`` when that reads back exactly."""
     results = cast(list[JsonObject], turn["content"])  # a results turn this module built
@@ -185,7 +185,7 @@ def _joined(
     if message.usage is not None:
         candidate["usage"] = write_usage(message.usage)
     with_extra(candidate, message.extra, LAYOUT_KEY)
-    read = read_turn(0, candidate, after)[0]
+    read = read_turn(position, candidate, after)[0]
     if read != [*held, _comparable(message, read[-1])]:
         return False
     turn.clear()
@@ -208,7 +208,12 @@ def _system_value(message: TextMessage) -> JsonValue:
 def messages_to_anthropic(
     messages: Iterable[ContextMessage],
 ) -> tuple[JsonValue, list[JsonObject]]:
-    """Write internal messages as Anthropic's ``system`` (None when there is none) and turns."""
+    """Write internal messages as Anthropic's ``system`` (None when there is none) and turns.
+
+    Raises:
+        InvalidMessage: naming the position of a message whose blocks do not read back
+            (an opaque block of the wrong turn, a bad unmodelled key).
+    """
     system: JsonValue = None
     turns: list[JsonObject] = []
     results: JsonObject | None = None  # the last turn while it holds only tool results
@@ -221,16 +226,20 @@ def messages_to_anthropic(
                 continue
             own = bool(flags_of(message).get("own_turn"))
             joinable = message.role == Role.USER and results is not None and not own
-            if joinable and results is not None and _joined(results, held, message, after):
+            if (
+                joinable
+                and results is not None
+                and _joined(results, held, message, position, after)
+            ):
                 results, held = None, []
                 continue
-            turns.append(_checked_turn(message, results is not None))
+            turns.append(_checked_turn(message, position, results is not None))
             results, held = None, []
             continue
         own = bool(flags_of(message).get("own_turn"))
         content = None if results is None else results["content"]
         if isinstance(content, list) and not own:
-            content.append(_result_block(message, None, False))
+            content.append(_result_block(message, position, None, False))
             held.append(message)
             continue
         after = results is not None
@@ -238,7 +247,7 @@ def messages_to_anthropic(
         extra = flags_of(message).get("turn")
         if isinstance(extra, dict):
             with_extra(turn, extra, LAYOUT_KEY)
-        turn["content"] = [_result_block(message, turn, after)]
+        turn["content"] = [_result_block(message, position, turn, after)]
         turns.append(turn)
         results, held = turn, [message]
     return system, turns

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping
-from typing import cast
+from typing import Final, cast
 
+from forge_domain._format_carry import with_extra
 from forge_domain.errors import InvalidMessage, InvalidTranscript
 from forge_domain.json import JsonObject, JsonValue, json_type_name
 from forge_domain.messages import (
@@ -31,12 +32,14 @@ from forge_domain.usage import TokenCount, Usage
 
 __all__ = ["message_from_openai", "message_to_openai"]
 
-_ROLES = {
+TEXT_ROLES: Final = {
     "system": Role.SYSTEM,
     "developer": Role.SYSTEM,
     "user": Role.USER,
     "assistant": Role.ASSISTANT,
 }
+"""The wire roles of a text message (``developer`` is a system message), as OpenAI's chat
+and Responses formats spell them."""
 _TEXT_KEYS = frozenset(
     {
         "role",
@@ -67,11 +70,6 @@ _ABSENT: dict[str, JsonValue] = {
 def _unmodelled(raw: Mapping[str, JsonValue], modelled: Collection[str]) -> JsonObject:
     """Unknown keys, plus modelled keys spelled out with their "absent" value."""
     return {k: v for k, v in raw.items() if k not in modelled or (k in _ABSENT and v is _ABSENT[k])}
-
-
-def _write_extra(out: JsonObject, extra: JsonObject) -> None:
-    for key, value in extra.items():
-        out.setdefault(key, value)
 
 
 SHOWN_CHARS = 60
@@ -286,7 +284,7 @@ def message_from_openai(index: int, raw: object) -> ContextMessage:
     role = message.get("role")
     if role == "tool":
         return _tool_from_openai(index, message)
-    if not isinstance(role, str) or role not in _ROLES:
+    if not isinstance(role, str) or role not in TEXT_ROLES:
         raise InvalidMessage(
             index,
             "role",
@@ -305,7 +303,7 @@ def message_from_openai(index: int, raw: object) -> ContextMessage:
     raw_calls = message.get("tool_calls")
     return TextMessage.model_construct(
         kind="text",
-        role=_ROLES[role],
+        role=TEXT_ROLES[role],
         content=_parse_content(index, message.get("content")),
         tool_calls=None if raw_calls is None else _parse_tool_calls(index, raw_calls),
         reasoning_details=None
@@ -424,7 +422,7 @@ def _parts_to_openai(parts: tuple[ContentPart, ...]) -> list[JsonValue]:
             image: JsonObject = {"url": part.url}
             if part.detail is not None:
                 image["detail"] = part.detail
-            _write_extra(image, part.url_extra)
+            with_extra(image, part.url_extra)
             out.append({"type": "image_url", "image_url": image, **part.extra})
         else:
             out.append(dict(part.raw))
@@ -458,7 +456,7 @@ def tool_call_to_openai(call: ToolCall) -> JsonObject:
     if call.call_type is not None:
         out["type"] = call.call_type
     out["function"] = {"name": call.name, "arguments": call.arguments, **call.function_extra}
-    _write_extra(out, call.extra)
+    with_extra(out, call.extra)
     return out
 
 
@@ -479,7 +477,9 @@ def message_to_openai(message: ContextMessage) -> JsonObject:
         # content was changed since is written as it now is.
         wire_role = message.wire_role
         role = message.role.value
-        out = {"role": wire_role if wire_role and _ROLES.get(wire_role) == message.role else role}
+        out = {
+            "role": wire_role if wire_role and TEXT_ROLES.get(wire_role) == message.role else role
+        }
         if not message.content_absent or message.content is not None:
             out["content"] = _content_to_openai(message.content)
         if message.name is not None:
@@ -494,5 +494,5 @@ def message_to_openai(message: ContextMessage) -> JsonObject:
             out["droppable"] = True
     if message.usage is not None:
         out["usage"] = _usage_to_openai(message.usage)
-    _write_extra(out, message.extra)
+    with_extra(out, message.extra)
     return out

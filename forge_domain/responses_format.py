@@ -28,15 +28,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from forge_domain._format_carry import add_carry, carried_fields, with_extra
+from forge_domain._format_carry import add_carry, carried_fields, carry_calls, with_extra
 from forge_domain._responses_read import (
+    CALL_TYPES,
     ITEM_MARK,
-    MESSAGE,
     OUTPUTS,
-    STAGES,
     WHERE,
     Stage,
-    Turn,
+    continues,
+    item_stage,
     read_items,
 )
 from forge_domain.errors import InvalidMessage, InvalidTranscript
@@ -83,9 +83,7 @@ def _parts_out(parts: tuple[ContentPart, ...], text_type: str) -> list[JsonValue
         else:
             out.append(dict(part.raw))
             continue
-        for key, value in part.extra.items():
-            written.setdefault(key, value)
-        out.append(written)
+        out.append(with_extra(written, part.extra))
     return out
 
 
@@ -134,52 +132,45 @@ def _native(message: ContextMessage) -> list[JsonObject]:
     return items
 
 
-def _written(message: ContextMessage) -> list[JsonObject]:
-    """The items of one message, with what they cannot hold carried."""
+def _written(message: ContextMessage, position: int) -> list[JsonObject]:
+    """The items of one message, with what they cannot hold carried.
+
+    Raises:
+        InvalidMessage: naming ``position`` when the items do not read back as one message.
+    """
     items = _native(message)
-    read_back = read_items(list(items))
+    try:
+        read_back = read_items(list(items))
+    except InvalidMessage as exc:  # an opaque item that is not a valid item
+        raise InvalidMessage(position, exc.field, exc.problem, container=WHERE) from exc
     if len(read_back) != 1:  # an opaque item whose type reads as something else
-        raise InvalidMessage(0, "", "cannot be written as one Responses item", container=WHERE)
+        raise InvalidMessage(
+            position, "", "cannot be written as one Responses item", container=WHERE
+        )
     back = read_back[0][1]
     carried = carried_fields(message, back)
     if carried:
         add_carry(items[0], "message", carried)
-    if isinstance(message, TextMessage) and isinstance(back, TextMessage):
-        calls = [
-            item for item in items if item.get("type") in ("function_call", "custom_tool_call")
-        ]
-        for call, call_back, item in zip(
-            message.tool_calls or (), back.tool_calls or (), calls, strict=True
-        ):
-            carried = carried_fields(call, call_back)
-            if carried:
-                add_carry(item, "call", carried)
+    carry_calls(message, back, items, CALL_TYPES)
     return items
 
 
-def _first_stage(items: list[JsonObject]) -> Stage | None:
-    first = items[0]
-    if first.get("type") in STAGES:
-        return STAGES[str(first["type"])]
-    if "role" in first and first.get("type", "message") == "message":
-        return MESSAGE if first["role"] == "assistant" else None
-    return None
-
-
 def messages_to_responses(messages: Iterable[ContextMessage]) -> list[JsonObject]:
-    """Write internal messages as Responses input items."""
+    """Write internal messages as Responses input items.
+
+    Raises:
+        InvalidMessage: naming the position of a message that cannot be written as
+            items (an opaque item that is not one valid item).
+    """
     out: list[JsonObject] = []
-    last: Turn | None = None  # the stage reached by the previous assistant message's items
-    for message in messages:
-        items = _written(message)
-        stage = _first_stage(items)
+    last: Stage | None = None  # the stage reached by the previous assistant message's items
+    for position, message in enumerate(messages):
+        items = _written(message, position)
+        stages = [stage for stage in map(item_stage, items) if stage is not None]
         is_turn = isinstance(message, TextMessage) and message.role == Role.ASSISTANT
-        if is_turn and stage is not None and last is not None and last.accepts(stage):
+        first = item_stage(items[0])
+        if is_turn and first is not None and last is not None and continues(last, first):
             add_carry(items[0], "split", True)
-        if is_turn and stage is not None:
-            last = Turn(0, {})
-            last.stage = max(s for s in (_first_stage([item]) for item in items) if s is not None)
-        else:
-            last = None
+        last = max(stages) if is_turn and first is not None else None
         out.extend(items)
     return out

@@ -181,6 +181,16 @@ def test_anthropic_round_trip_is_exact():
                 "usage": {"input_tokens": 1, "output_tokens": 2},
             },
         ],
+        [{"role": "assistant", "content": [{"type": "text", "text": ""}]}],
+        [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "a", "content": "r"},
+                    {"type": "text", "text": ""},
+                ],
+            }
+        ],
     ],
     ids=[
         "text-before-result",
@@ -190,6 +200,8 @@ def test_anthropic_round_trip_is_exact():
         "url-image",
         "file-image",
         "joined-turn-with-usage",
+        "empty-text-block",
+        "result-then-empty-text",
     ],
 )
 def test_anthropic_layouts_round_trip(turns):
@@ -522,3 +534,21 @@ def test_anthropic_own_turn_without_the_results_before_it_is_dropped_not_carried
         [messages[0], messages[-1]]
     )  # as if the call were summarised
     assert written == [turns[0], turns[-1]]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        TextMessage(
+            role=Role.ASSISTANT,
+            content=(OtherPart(raw={"type": "tool_result", "tool_use_id": "x"}),),
+        ),
+        ToolResult(call_id="x", content="r", extra={"is_error": "yes"}),
+    ],
+    ids=["result-block-in-assistant", "result-with-a-bad-flag"],
+)
+def test_anthropic_unwritable_message_names_its_own_index(message):
+    with pytest.raises(InvalidMessage) as caught:
+        messages_to_anthropic([TextMessage.user("a"), TextMessage.assistant("b"), message])
+    actual = (caught.value.index, str(caught.value).startswith("messages[2]"))
+    assert actual == (2, True)

@@ -168,6 +168,42 @@ def test_formats_bad_input_names_index_and_field(fmt, entries, location):
     assert actual == location
 
 
+_HUGE = "r" * 100_000
+"""A 100,000-character value: an error message quotes a short prefix of it, not all."""
+
+
+@pytest.mark.parametrize(
+    ("fmt", "entries"),
+    [
+        ("openai", [{"role": _HUGE, "content": "x"}]),
+        ("anthropic", [{"role": _HUGE, "content": "x"}]),
+        ("responses", [{"role": _HUGE, "content": "x"}]),
+        (
+            "anthropic",
+            [
+                {
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": "a",
+                            "name": "f",
+                            "input": {},
+                            "_forge": {"spacing": _HUGE},
+                        }
+                    ],
+                }
+            ],
+        ),
+    ],
+    ids=["openai-role", "anthropic-role", "responses-role", "anthropic-spacing"],
+)
+def test_formats_error_quotes_a_bounded_prefix_of_a_huge_value(fmt, entries):
+    with pytest.raises(InvalidMessage) as caught:
+        messages_from_format(fmt, entries)
+    assert len(str(caught.value)) < 300
+
+
 def _letters(text: str) -> int:
     return len(text)
 

@@ -78,8 +78,17 @@ def _normal(value: object) -> object:
                 ],
             }
         ],
+        [{"role": "user", "content": "x", "": 1}],
     ],
-    ids=["agent-session", "two-messages", "reasoning-splits", "message-splits", "null", "parts"],
+    ids=[
+        "agent-session",
+        "two-messages",
+        "reasoning-splits",
+        "message-splits",
+        "null",
+        "parts",
+        "empty-key",
+    ],
 )
 def test_responses_round_trip_is_exact(items):
     actual = _normal(messages_to_responses(messages_from_responses(items)))
@@ -201,3 +210,44 @@ def test_responses_bad_item_names_index_and_field(items, index, field):
 def test_responses_not_a_list_is_invalid():
     with pytest.raises(InvalidTranscript, match="expected a list of input items, got object"):
         messages_from_responses({"input": []})
+
+
+@pytest.mark.parametrize(
+    ("message", "field"),
+    [
+        (
+            TextMessage(
+                role=Role.ASSISTANT,
+                content=None,
+                reasoning_details=({"type": "reasoning", "summary": []},),
+                tool_calls=(
+                    ToolCall(id="c", name="f", arguments="{}", extra={"_forge": {"split": True}}),
+                ),
+            ),
+            "",
+        ),
+        (
+            TextMessage(
+                role=Role.USER,
+                content=(OtherPart(raw={"type": "function_call"}),),
+                extra={"_responses": "item"},
+            ),
+            "call_id",
+        ),
+    ],
+    ids=["reads-back-as-two", "opaque-item-unreadable"],
+)
+def test_responses_unwritable_message_names_its_own_index(message, field):
+    with pytest.raises(InvalidMessage) as caught:
+        messages_to_responses([TextMessage.user("a"), TextMessage.user("b"), message])
+    actual = (caught.value.index, caught.value.field, str(caught.value).startswith("input[2]"))
+    assert actual == (2, field, True)
+
+
+def test_responses_message_item_with_a_null_type_stays_its_own_message():
+    thought = TextMessage(
+        role=Role.ASSISTANT, content=None, reasoning_details=({"type": "reasoning"},)
+    )
+    said = TextMessage(role=Role.ASSISTANT, content="x", extra={"type": None})
+    actual = messages_from_responses(_normal(messages_to_responses([thought, said])))
+    assert actual == [thought, said]
