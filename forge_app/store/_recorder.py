@@ -59,6 +59,30 @@ def _with_note(message: ContextMessage, note: str, separator: str) -> ContextMes
     return message.model_copy(update={"content": (*content, TextPart(text=note))})
 
 
+def _in_synced_terms(
+    before: Sequence[ContextMessage],
+    synced: Sequence[ContextMessage],
+    after: Sequence[ContextMessage],
+) -> list[ContextMessage]:
+    """``after`` with every ``before`` message that a sync renamed replaced by its synced version.
+
+    :meth:`ConversationRecorder.sync` returns ``before`` message for message, except
+    that a change it archived carries its ref; the engine compacted ``before``, so a
+    message it kept still lacks that ref.
+    """
+    renamed = [(old, new) for old, new in zip(before, synced, strict=True) if old is not new]
+    if not renamed:
+        return list(after)
+    by_id = {id(old): new for old, new in renamed}
+
+    def synced_version(message: ContextMessage) -> ContextMessage:
+        if id(message) in by_id:
+            return by_id[id(message)]
+        return next((new for old, new in renamed if old == message), message)
+
+    return [synced_version(message) for message in after]
+
+
 @dataclass
 class ConversationRecorder:
     """The stored state of one conversation (see the module docstring)."""
@@ -184,12 +208,12 @@ class ConversationRecorder:
         ``before`` is the context the engine was given: the stored context, or a
         prefix of it (a trailing call whose results are pending stays out).
         """
-        self.sync(before)
-        messages = list(after)
+        synced = list(self.sync(before))
+        messages = _in_synced_terms(list(before), synced, list(after))
         annotated = self._archive(
-            list(before),
+            synced,
             messages,
-            align(list(before), messages),
+            align(synced, messages),
             engine=engine,
             reason=reason,
             result=result,

@@ -289,6 +289,34 @@ def test_store_change_it_did_not_see_is_archived_and_named(store_url):
     assert exported == [*RAW, {"role": "user", "content": "And now?"}]
 
 
+@pytest.mark.parametrize("summarised", [1, 3], ids=["cut-kept", "cut-summarised"])
+def test_store_compaction_after_an_unseen_cut_keeps_the_cut_ref(store_url, summarised):
+    """A cut the recorder did not see (the window fit), then a compaction before the next
+    sync: the cut is archived as ``t1`` and its note survives in the compacted context,
+    the recorder's state, the stored snapshot and the span archive that replaced it."""
+    with open_store(store_url) as store:
+        recorder = ConversationRecorder.start(store, "conv")
+        before = _context()
+        recorder.sync(before)
+        cut = before[3].model_copy(update={"content": "make: *** No rule [… 40 chars cut …]"})
+        cut_context = Context([*before[:3], cut, before[4]])
+        summary = before[1].model_copy(update={"content": "Summary: make failed (no target)."})
+        after = Context([before[0], summary, *cut_context[1 + summarised :]])
+        named = recorder.compacted(
+            cut_context, after, engine="frame", reason="automatic", result=None
+        )
+        loaded = store.load("conv").messages
+        replaced = store.archive("conv", "c1").replaced
+        refs = [a.ref for a in store.archives("conv")]
+    noted = "make: *** No rule [… 40 chars cut …] [archived: ref t1]"
+    texts = [m.text for m in named]
+    assert refs == ["t1", "c1"]
+    assert (noted in texts) == (summarised == 1)
+    assert ([m.text for m in recorder.known], [m.text for m in loaded]) == (texts, texts)
+    if summarised == 3:
+        assert replaced[-1]["content"] == noted
+
+
 def _schema_version(url: str) -> int:
     if url.startswith("sqlite"):
         connection = sqlite3.connect(url.removeprefix("sqlite:///"))
