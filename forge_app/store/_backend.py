@@ -81,7 +81,6 @@ class SQLiteDatabase:
             self._connection = sqlite3.connect(
                 path, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False
             )
-            self._connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             self._connection.execute("PRAGMA journal_mode = WAL").fetchall()
             self._connection.execute("PRAGMA synchronous = NORMAL")
             self._connection.execute("PRAGMA foreign_keys = ON")
@@ -103,14 +102,18 @@ class SQLiteDatabase:
             raise _sqlite_error(self.shown, exc) from exc
         try:
             yield _SQLiteCursor(connection)
-        except BaseException:
-            connection.execute("ROLLBACK")
-            raise
-        try:
             connection.execute("COMMIT")
         except sqlite3.Error as exc:
-            connection.execute("ROLLBACK")
+            self._rollback()
             raise _sqlite_error(self.shown, exc) from exc
+        except BaseException:
+            self._rollback()
+            raise
+
+    def _rollback(self) -> None:
+        """End the open transaction, unless SQLite already rolled it back (after some errors)."""
+        if self._connection.in_transaction:
+            self._connection.execute("ROLLBACK")
 
     def close(self) -> None:
         self._connection.close()
