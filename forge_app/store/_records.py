@@ -189,10 +189,10 @@ def parse_ref(shown: str, conversation_id: str, ref: str) -> tuple[str, int]:
     return match.group(1), int(match.group(2))
 
 
-def stored_row(message: ContextMessage) -> tuple[None, str, str, str, str]:
+def stored_row(message: ContextMessage) -> tuple[str, str, str, str]:
     """The stored columns of ``message`` after its seq: role, body, model, searchable text."""
-    role = "tool" if message.kind == "tool" else str(getattr(message, "role", "tool"))
-    return None, role, openai_json(message), dump_message(message), search_text(message)
+    role = "tool" if isinstance(message, ToolResult) else str(message.role)
+    return role, openai_json(message), dump_message(message), search_text(message)
 
 
 def json_list(messages: Sequence[ContextMessage]) -> str:

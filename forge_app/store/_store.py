@@ -34,7 +34,7 @@ from forge_app.store._records import (
     stored_row,
 )
 from forge_app.store._schema import migrate
-from forge_app.store._search import ref_of, search_messages
+from forge_app.store._search import search_messages
 from forge_app.store._snapshot import SavedConversation, Snapshot, load_saved
 from forge_app.store._url import parse_store_url
 from forge_domain import ContextMessage, JsonObject
@@ -43,10 +43,42 @@ __all__: list[str] = []
 
 _BATCH = 500
 """Rows per multi-row insert (SQLite allows 32,766 parameters per statement)."""
+_SELECT_CONVERSATIONS = (
+    "SELECT c.id, c.agent, c.created_at, c.updated_at, c.next_seq - 1, "
+    "(SELECT COUNT(*) FROM forge_archives a WHERE a.conversation_id = c.id) "
+    "FROM forge_conversations c"
+)
+"""The columns :func:`conversation_info` reads, of every conversation."""
+_SELECT_ARCHIVES = (
+    "SELECT id, ref, kind, created_at, engine, reason, result, replaced, replacement "
+    "FROM forge_archives WHERE conversation_id = ?"
+)
+"""The columns :func:`archive_info` reads, of one conversation's archives."""
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _seq_allocation(count: int, runtime: str | None) -> tuple[str, list[Param]]:
+    """The ``SET`` clause that takes ``count`` seqs of a conversation (and saves ``runtime``
+    when given), with its parameters."""
+    sets = ["next_seq = next_seq + ?", "updated_at = ?"]
+    params: list[Param] = [count, _now()]
+    if runtime is not None:
+        sets.append("runtime = ?")
+        params.append(runtime)
+    return ", ".join(sets), params
+
+
+def _refs(kinds: Sequence[ArchiveKind], next_c: int, next_t: int) -> list[str]:
+    """The refs of new archives of ``kinds``: each kind numbered on from its next number."""
+    following = {"span": next_c, "message": next_t}
+    refs: list[str] = []
+    for kind in kinds:
+        refs.append(f"{REF_PREFIX[kind]}{following[kind]}")
+        following[kind] += 1
+    return refs
 
 
 class SessionStore:
@@ -78,22 +110,16 @@ class SessionStore:
         """Create the conversation unless it exists; True when it was created."""
         now = _now()
         with self._db.write() as cursor:
-            if cursor.run("SELECT 1 FROM forge_conversations WHERE id = ?", (conversation_id,)):
-                return False
-            cursor.run(
+            created = cursor.run(
                 "INSERT INTO forge_conversations (id, agent, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id",
                 (conversation_id, agent, now, now),
             )
-        return True
+        return bool(created)
 
     def conversations(self) -> list[ConversationInfo]:
         """Every conversation, most recently updated first."""
-        rows = self._db.read(
-            "SELECT c.id, c.agent, c.created_at, c.updated_at, c.next_seq - 1, "
-            "(SELECT COUNT(*) FROM forge_archives a WHERE a.conversation_id = c.id) "
-            "FROM forge_conversations c ORDER BY c.updated_at DESC, c.id"
-        )
+        rows = self._db.read(_SELECT_CONVERSATIONS + " ORDER BY c.updated_at DESC, c.id")
         return [conversation_info(row) for row in rows]
 
     def conversation(self, conversation_id: str) -> ConversationInfo:
@@ -102,12 +128,7 @@ class SessionStore:
         Raises:
             ConversationNotFound: no such id.
         """
-        rows = self._db.read(
-            "SELECT c.id, c.agent, c.created_at, c.updated_at, c.next_seq - 1, "
-            "(SELECT COUNT(*) FROM forge_archives a WHERE a.conversation_id = c.id) "
-            "FROM forge_conversations c WHERE c.id = ?",
-            (conversation_id,),
-        )
+        rows = self._db.read(_SELECT_CONVERSATIONS + " WHERE c.id = ?", (conversation_id,))
         if not rows:
             raise ConversationNotFound(self.url, conversation_id)
         return conversation_info(rows[0])
@@ -132,18 +153,14 @@ class SessionStore:
     ) -> tuple[int, ...]:
         """PostgreSQL: the seqs and the rows in one statement (atomic, one round trip)."""
         count = len(messages)
-        sets = ["next_seq = next_seq + ?", "updated_at = ?"]
-        params: list[Param] = [count, _now()]
-        if runtime is not None:
-            sets.append("runtime = ?")
-            params.append(runtime)
+        sets, params = _seq_allocation(count, runtime)
         params.extend((conversation_id, count, conversation_id))
         rows_sql = []
         for k, message in enumerate(messages):
             rows_sql.append(f"({k}, ?::text, ?::text, ?::text, ?::text)")
-            params.extend(stored_row(message)[1:])
+            params.extend(stored_row(message))
         rows = self._db.read(
-            f"WITH alloc AS (UPDATE forge_conversations SET {', '.join(sets)} WHERE id = ? "
+            f"WITH alloc AS (UPDATE forge_conversations SET {sets} WHERE id = ? "
             "RETURNING next_seq - ? AS first) "
             "INSERT INTO forge_messages (conversation_id, seq, role, body, model, text) "
             "SELECT ?, alloc.first + v.k, v.role, v.body, v.model, v.text FROM alloc, "
@@ -164,13 +181,9 @@ class SessionStore:
         """Give ``messages`` the next seqs (the row update locks the conversation) and insert
         them, a few statements in all however many there are."""
         count = len(messages)
-        sets = ["next_seq = next_seq + ?", "updated_at = ?"]
-        params: list[Param] = [count, _now()]
-        if runtime is not None:
-            sets.append("runtime = ?")
-            params.append(runtime)
+        sets, params = _seq_allocation(count, runtime)
         rows = cursor.run(
-            f"UPDATE forge_conversations SET {', '.join(sets)} WHERE id = ? RETURNING next_seq - ?",
+            f"UPDATE forge_conversations SET {sets} WHERE id = ? RETURNING next_seq - ?",
             (*params, conversation_id, count),
         )
         if not rows:
@@ -181,7 +194,7 @@ class SessionStore:
             chunk = list(zip(seqs[at : at + _BATCH], messages[at : at + _BATCH], strict=True))
             values: list[Param] = []
             for seq, message in chunk:
-                values.extend((conversation_id, seq, *stored_row(message)[1:]))
+                values.extend((conversation_id, seq, *stored_row(message)))
             cursor.run(
                 "INSERT INTO forge_messages (conversation_id, seq, role, body, model, text) VALUES "
                 + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(chunk)),
@@ -229,20 +242,16 @@ class SessionStore:
         conversation_id: str,
         kinds: Sequence[ArchiveKind],
         build: Callable[[tuple[str, ...]], tuple[Sequence[NewArchive], Snapshot | None]],
-        *,
-        append: Sequence[ContextMessage] = (),
     ) -> tuple[str, ...]:
         """Write archives of ``kinds`` and the new snapshot in one transaction; their refs.
 
         ``build`` gets the refs the store gives (one per kind, in order) and returns
         the archives (same order) and the snapshot, so that the replacement messages
-        can name their refs. ``append`` messages join the transcript first.
+        can name their refs.
         """
-        spans = sum(1 for kind in kinds if REF_PREFIX[kind] == "c")
+        spans = sum(1 for kind in kinds if kind == "span")
         changed = len(kinds) - spans
         with self._db.write() as cursor:
-            if append:
-                self._append(cursor, conversation_id, append, None)
             now = _now()
             rows = cursor.run(
                 "UPDATE forge_conversations SET next_c = next_c + ?, next_t = next_t + ?, "
@@ -251,15 +260,7 @@ class SessionStore:
             )
             if not rows:
                 raise ConversationNotFound(self.url, conversation_id)
-            next_c, next_t = cast(int, rows[0][0]), cast(int, rows[0][1])
-            refs: list[str] = []
-            for kind in kinds:
-                if REF_PREFIX[kind] == "c":
-                    refs.append(f"c{next_c}")
-                    next_c += 1
-                else:
-                    refs.append(f"t{next_t}")
-                    next_t += 1
+            refs = _refs(kinds, cast(int, rows[0][0]), cast(int, rows[0][1]))
             archives, snapshot = build(tuple(refs))
             ids: dict[str, int] = {}
             for at in range(0, len(refs), _BATCH):
@@ -313,11 +314,7 @@ class SessionStore:
     def archives(self, conversation_id: str) -> list[ArchiveInfo]:
         """Every archive of the conversation, oldest first."""
         self.conversation(conversation_id)
-        rows = self._db.read(
-            "SELECT id, ref, kind, created_at, engine, reason, result, replaced, replacement "
-            "FROM forge_archives WHERE conversation_id = ? ORDER BY id",
-            (conversation_id,),
-        )
+        rows = self._db.read(_SELECT_ARCHIVES + " ORDER BY id", (conversation_id,))
         ranges = self._ranges(conversation_id)
         return [archive_info(row, ranges.get(cast(int, row[0]), ())) for row in rows]
 
@@ -333,10 +330,6 @@ class SessionStore:
         for archive, lo, hi in self._db.read(sql + " ORDER BY lo", params):
             found.setdefault(cast(int, archive), []).append((cast(int, lo), cast(int, hi)))
         return {key: tuple(value) for key, value in found.items()}
-
-    def ref_of(self, conversation_id: str, seq: int) -> str | None:
-        """The newest archive that holds original message ``seq`` (None: never archived)."""
-        return ref_of(self._db, conversation_id, seq)
 
     def search(
         self,
@@ -377,11 +370,7 @@ class SessionStore:
         """
         parse_ref(self.url, conversation_id, ref)
         self.conversation(conversation_id)
-        rows = self._db.read(
-            "SELECT id, ref, kind, created_at, engine, reason, result, replaced, replacement "
-            "FROM forge_archives WHERE conversation_id = ? AND ref = ?",
-            (conversation_id, ref.strip()),
-        )
+        rows = self._db.read(_SELECT_ARCHIVES + " AND ref = ?", (conversation_id, ref.strip()))
         if not rows:
             raise UnknownRef(self.url, conversation_id, ref)
         archive_id = cast(int, rows[0][0])
