@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from forge_app.errors import InvalidStoreUrl
 
@@ -15,6 +15,8 @@ __all__: list[str] = []
 Dialect = Literal["sqlite", "postgresql"]
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_SECRET_PARAMETER = re.compile(r"passw(?:or)?d|pwd|secret|token", re.IGNORECASE)
+"""The query parameters whose values :func:`redact_url` hides (``sslpassword`` too)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,14 +31,30 @@ class StoreUrl:
     """The URL as errors and logs show it (password replaced by ``***``)."""
 
 
+def _hidden_netloc(netloc: str) -> str:
+    """``user:password@host`` as ``user:***@host`` (unchanged without a password)."""
+    user_info, at, host = netloc.rpartition("@")
+    user, colon, _ = user_info.partition(":")
+    return f"{user}:***@{host}" if at and colon else netloc
+
+
+def _hidden_query(query: str) -> str:
+    """Every non-empty value of a password-like parameter (``password``, ``sslpassword``,
+    ``pwd`` …) replaced by ``***``; the other parameters as written."""
+    fields: list[str] = []
+    for field in query.split("&"):
+        name, _, value = field.partition("=")
+        secret = bool(value) and _SECRET_PARAMETER.search(unquote(name)) is not None
+        fields.append(f"{name}=***" if secret else field)
+    return "&".join(fields)
+
+
 def redact_url(url: str) -> str:
-    """``url`` with the password of its user info replaced by ``***``."""
+    """``url`` with its passwords replaced by ``***``: the one in its user info and the
+    values of password-like query parameters (``?password=…``)."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+    hidden = parts._replace(netloc=_hidden_netloc(parts.netloc), query=_hidden_query(parts.query))
+    return url if hidden == parts else urlunsplit(hidden)
 
 
 def parse_store_url(url: str) -> StoreUrl:
