@@ -16,8 +16,8 @@ use), so nothing else changes when a store is configured:
 
 from __future__ import annotations
 
-import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 import structlog
@@ -34,6 +34,7 @@ from forge_domain import (
     TokenCount,
     Usage,
 )
+from forge_domain.messages import CHARS_PER_TOKEN
 
 __all__: list[str] = []
 
@@ -102,6 +103,7 @@ _SCHEMAS: tuple[JsonObject, ...] = (
 class _Cooldown(Protocol):
     cooldown_until: float
     fallback_streak: int
+    clock: Callable[[], float]
 
 
 def _guard(engine: object) -> _Cooldown | None:
@@ -132,7 +134,7 @@ class ArchivingEngine:
     def page_chars(self) -> int:
         """Most characters one ``recall_expand`` answer holds (header included)."""
         window = self.window or DEFAULT_WINDOW
-        return max(MIN_PAGE_CHARS, int(window * RECALL_PAGE_FRACTION) * 4)
+        return max(MIN_PAGE_CHARS, int(window * RECALL_PAGE_FRACTION) * CHARS_PER_TOKEN)
 
     def tool_schemas(self) -> tuple[JsonObject, ...]:
         """The wrapped engine's tools and the two recall tools."""
@@ -236,7 +238,7 @@ class ArchivingEngine:
         out: JsonObject = {"recall_uses": dict(self.recall_uses)}
         guard = _guard(self.inner)
         if guard is not None:
-            out["cooldown_remaining"] = max(0.0, guard.cooldown_until - time.monotonic())
+            out["cooldown_remaining"] = max(0.0, guard.cooldown_until - guard.clock())
             out["fallback_streak"] = guard.fallback_streak
         return out
 
@@ -249,7 +251,7 @@ class ArchivingEngine:
         remaining = state.get("cooldown_remaining")
         streak = state.get("fallback_streak")
         if guard is not None and isinstance(remaining, int | float) and remaining > 0:
-            guard.cooldown_until = time.monotonic() + float(remaining)
+            guard.cooldown_until = guard.clock() + float(remaining)
         if guard is not None and isinstance(streak, int):
             guard.fallback_streak = streak
 

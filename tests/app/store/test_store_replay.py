@@ -210,10 +210,10 @@ class _Guarded:
 
     name = "guarded"
 
-    def __init__(self, cooldown_until: float, fallback_streak: int) -> None:
+    def __init__(self, cooldown_until: float, fallback_streak: int, clock=time.monotonic) -> None:
         from forge_app.compaction.llm._guard import CompactionGuard
 
-        self.guard = CompactionGuard(cooldown_seconds=60.0, clock=time.monotonic)
+        self.guard = CompactionGuard(cooldown_seconds=60.0, clock=clock)
         self.guard.cooldown_until = cooldown_until
         self.guard.fallback_streak = fallback_streak
 
@@ -232,6 +232,20 @@ def test_store_engine_state_carries_the_cooldown_and_recall_counts(store_url):
     assert 25.0 < remaining <= 30.0
     assert resumed.inner.guard.fallback_streak == 2
     assert resumed.recall_uses == {"recall_search": 3}
+
+
+def test_store_engine_state_reads_the_cooldown_on_the_guards_own_clock(store_url):
+    """The cooldown is in the units of the guard's clock (injectable), not ``time``'s."""
+    from forge_app.store import ConversationRecorder
+
+    with open_store(store_url) as store:
+        recorder = ConversationRecorder.start(store, "conv")
+        live = ArchivingEngine(_Guarded(1_030.0, 1, clock=lambda: 1_000.0), recorder)
+        saved = live.state()
+        resumed = ArchivingEngine(_Guarded(0.0, 0, clock=lambda: 5.0), recorder)
+        resumed.restore(saved)
+    assert saved["cooldown_remaining"] == 30.0
+    assert resumed.inner.guard.cooldown_until == 35.0
 
 
 @pytest.mark.anyio
