@@ -71,11 +71,8 @@ def opened_store(url: str | None) -> Iterator[SessionStore | None]:
     if url is None:
         yield None
         return
-    store = open_store(url)
-    try:
+    with open_store(url) as store:
         yield store
-    finally:
-        store.close()
 
 
 @contextmanager

@@ -78,7 +78,7 @@ def _search(
         )
         order = " ORDER BY bm25(forge_message_fts), m.id"
     else:
-        params.append(joiner.lower().join(words) if joiner != " " else " ".join(words))
+        params.append(joiner.lower().join(words))
         select = (
             "SELECT m.conversation_id, m.seq, m.role, ts_headline('english', m.text, q, "
             f"'StartSel=[, StopSel=], MaxWords={SNIPPET_WORDS}, MinWords=8, MaxFragments=1') "

@@ -14,7 +14,13 @@ from typing import cast
 
 from forge_app.errors import StoreCorrupt
 from forge_app.store._backend import Database
-from forge_app.store._records import ConversationInfo, dump_message, load_message, to_ranges
+from forge_app.store._records import (
+    ConversationInfo,
+    dump_message,
+    from_ranges,
+    load_message,
+    to_ranges,
+)
 from forge_domain import ContextMessage, ForgeDomainError, JsonObject, JsonValue
 
 __all__: list[str] = []
@@ -133,7 +139,7 @@ def _entries(
             item = cast(JsonObject, entry)
             ranges = cast(list[list[int]], item["seqs"])
             messages.append(load_message(str(item["model"]), "{}"))
-            lineage.append(tuple(s for lo, hi in ranges for s in range(lo, hi + 1)))
+            lineage.append(from_ranges(ranges))
             origin.append(None)
     base_seq, usage_floor = snapshot["base_seq"], snapshot["usage_floor"]
     if not isinstance(base_seq, int) or not isinstance(usage_floor, int):
