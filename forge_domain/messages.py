@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import StrEnum
 from functools import cached_property
-from typing import Annotated, Literal, Self, TypeAlias, cast
+from typing import Annotated, Literal, NamedTuple, Self, TypeAlias, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import from_json
@@ -91,16 +91,44 @@ def _ceil_quarter(chars: int) -> int:
     return -(-chars // CHARS_PER_TOKEN)
 
 
-def _parts_estimate(content: Content) -> tuple[int, int]:
-    """Characters of the parts kept whole, and the tokens of the images (token_estimates)."""
-    chars = tokens = 0
-    if isinstance(content, tuple):
-        for part in content:
-            if isinstance(part, ImagePart):
-                tokens += image_tokens(part.detail)
-            elif isinstance(part, OtherPart):
-                chars += opaque_chars(part.raw)
-    return chars, tokens
+class TokenPieces(NamedTuple):
+    """What a message's token count is made of: one definition for every counter."""
+
+    texts: list[str]
+    """Texts a tokenizer reads: content, tool names and arguments, readable reasoning."""
+    opaque_chars: int
+    """Characters counted by the chars/4 rule whatever the tokenizer: parts kept whole,
+    encrypted reasoning (token_estimates)."""
+    image_tokens: int
+    """The images' estimated tokens (token_estimates)."""
+
+
+_Pieces: TypeAlias = tuple[list[str], int, int]
+""":class:`TokenPieces` as a plain tuple (what ``approx_tokens`` reads, cheaper to build)."""
+
+
+def _chars_estimate(pieces: _Pieces) -> int:
+    """chars/4 rounded up over the texts and opaque characters, plus the images."""
+    texts, opaque, images = pieces
+    return _ceil_quarter(sum(map(len, texts)) + opaque) + images
+
+
+def _content_pieces(content: Content) -> _Pieces:
+    """The pieces of a content value (see :class:`TokenPieces`)."""
+    if content is None:
+        return [], 0, 0
+    if isinstance(content, str):
+        return [content], 0, 0
+    texts: list[str] = []
+    opaque = images = 0
+    for part in content:
+        if isinstance(part, TextPart):
+            texts.append(part.text)
+        elif isinstance(part, ImagePart):
+            images += image_tokens(part.detail)
+        elif isinstance(part, OtherPart):
+            opaque += opaque_chars(part.raw)
+    return texts, opaque, images
 
 
 class _Estimated(BaseModel):
@@ -247,20 +275,27 @@ class TextMessage(_Estimated):
         """Text messages are never tool results."""
         return False
 
+    def token_pieces(self) -> TokenPieces:
+        """Its content, tool calls (name and arguments) and reasoning, as :class:`TokenPieces`."""
+        return TokenPieces(*self._pieces())
+
+    def _pieces(self) -> _Pieces:
+        texts, opaque, images = _content_pieces(self.content)
+        for call in self.tool_calls or ():
+            texts += (call.name, call.arguments)
+        for detail in self.reasoning_details or ():
+            text, hidden = reasoning_text(detail)
+            texts.append(text)
+            opaque += hidden
+        if self.reasoning_content:
+            texts.append(self.reasoning_content)
+        return texts, opaque, images
+
     @cached_property
     def approx_tokens(self) -> int:
         """chars/4 rounded up over text, tool calls and reasoning (forge's rule), plus the
         estimates of images, encrypted reasoning and parts kept whole (token_estimates)."""
-        chars, tokens = _parts_estimate(self.content)
-        chars += len(self.text)
-        for call in self.tool_calls or ():
-            chars += call.approx_chars
-        for detail in self.reasoning_details or ():
-            text, opaque = reasoning_text(detail)
-            chars += len(text) + opaque
-        if self.reasoning_content:
-            chars += len(self.reasoning_content)
-        return _ceil_quarter(chars) + tokens
+        return _chars_estimate(self._pieces())
 
 
 class ToolResult(_Estimated):
@@ -314,12 +349,15 @@ class ToolResult(_Estimated):
         """Always True."""
         return True
 
+    def token_pieces(self) -> TokenPieces:
+        """Its output, as :class:`TokenPieces`."""
+        return TokenPieces(*_content_pieces(self.content))
+
     @cached_property
     def approx_tokens(self) -> int:
         """chars/4 rounded up over the text output, plus the estimates of its images and
         parts kept whole (token_estimates)."""
-        chars, tokens = _parts_estimate(self.content)
-        return _ceil_quarter(len(self.text) + chars) + tokens
+        return _chars_estimate(_content_pieces(self.content))
 
 
 ContextMessage: TypeAlias = Annotated[TextMessage | ToolResult, Field(discriminator="kind")]

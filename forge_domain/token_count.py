@@ -19,12 +19,9 @@ from collections.abc import Callable, Iterable
 from typing import Final, Literal, TypeAlias
 
 from forge_domain.context import Context
-from forge_domain.messages import Content, ContextMessage, ImagePart, OtherPart, TextPart
+from forge_domain.messages import ContextMessage
 from forge_domain.token_estimates import (
     CHARS_PER_TOKEN,
-    image_tokens,
-    opaque_chars,
-    reasoning_text,
 )
 from forge_domain.usage import TokenCount
 
@@ -44,41 +41,15 @@ TokenizerChoice: TypeAlias = Literal["auto", "tiktoken", "chars"]
 families (``auto``), tiktoken always, or chars/4; the application loads the tokenizer."""
 
 
-def _content(content: Content) -> tuple[list[str], int, int]:
-    """The texts of ``content``, the characters of parts kept whole, the images' tokens."""
-    if content is None:
-        return [], 0, 0
-    if isinstance(content, str):
-        return [content], 0, 0
-    texts: list[str] = []
-    opaque = images = 0
-    for part in content:
-        if isinstance(part, TextPart):
-            texts.append(part.text)
-        elif isinstance(part, ImagePart):
-            images += image_tokens(part.detail)
-        elif isinstance(part, OtherPart):
-            opaque += opaque_chars(part.raw)
-    return texts, opaque, images
-
-
 def message_tokens(message: ContextMessage, count_text: TextCounter | None) -> int:
-    """Tokens of one message: ``count_text`` over its texts, the estimates for the rest.
+    """Tokens of one message: ``count_text`` over its texts, the estimates for the rest
+    (:meth:`~forge_domain.messages.TextMessage.token_pieces`).
 
     With ``count_text`` None this is the message's ``approx_tokens`` (chars/4).
     """
     if count_text is None:
         return message.approx_tokens
-    texts, opaque, images = _content(message.content)
-    if message.kind == "text":
-        for call in message.tool_calls or ():
-            texts += (call.name, call.arguments)
-        for detail in message.reasoning_details or ():
-            text, hidden = reasoning_text(detail)
-            texts.append(text)
-            opaque += hidden
-        if message.reasoning_content:
-            texts.append(message.reasoning_content)
+    texts, opaque, images = message.token_pieces()
     counted = sum(count_text(text) for text in texts if text)
     return counted + -(-opaque // CHARS_PER_TOKEN) + images
 
