@@ -30,9 +30,8 @@ from forge_domain import (
     CompactionOutcome,
     Context,
     ContextEngine,
+    DelegatingEngine,
     JsonObject,
-    TokenCount,
-    Usage,
 )
 from forge_domain.messages import CHARS_PER_TOKEN
 
@@ -115,14 +114,14 @@ def _guard(engine: object) -> _Cooldown | None:
     return None
 
 
-class ArchivingEngine:
-    """A :class:`~forge_domain.ContextEngine` that archives ``inner``'s compactions."""
+class ArchivingEngine(DelegatingEngine):
+    """A :class:`~forge_domain.ContextEngine` that archives ``inner``'s compactions and offers
+    the recall tools; every other member is forwarded to ``inner``."""
 
     def __init__(self, inner: ContextEngine, recorder: ConversationRecorder) -> None:
         """Wrap ``inner`` for the conversation ``recorder`` stores."""
-        self.inner = inner
+        super().__init__(inner)
         self.recorder = recorder
-        self.name = inner.name
         self.window: int | None = None
         self.recall_uses: Counter[str] = Counter()
         """Calls of each recall tool so far."""
@@ -255,39 +254,9 @@ class ArchivingEngine:
         if guard is not None and isinstance(streak, int):
             guard.fallback_streak = streak
 
-    # -- forwarded -------------------------------------------------------------------
+    # -- the window ------------------------------------------------------------------
 
     def update_model(self, context_length: int | None) -> None:
         """Forwarded; the window also sizes the recall pages."""
         self.window = context_length
-        self.inner.update_model(context_length)
-
-    def update_from_response(self, usage: Usage) -> None:
-        """Forwarded."""
-        self.inner.update_from_response(usage)
-
-    def should_compress(self, context: Context, token_count: TokenCount) -> bool:
-        """Forwarded."""
-        return self.inner.should_compress(context, token_count)
-
-    def should_compress_preflight(self, context: Context) -> bool:
-        """Forwarded."""
-        return self.inner.should_compress_preflight(context)
-
-    def on_session_start(self, session_id: str) -> None:
-        """Forwarded."""
-        self.inner.on_session_start(session_id)
-
-    def on_session_end(self, session_id: str) -> None:
-        """Forwarded."""
-        self.inner.on_session_end(session_id)
-
-    def on_session_reset(self) -> None:
-        """Forwarded."""
-        self.inner.on_session_reset()
-
-    async def aclose(self) -> None:
-        """Release what the wrapped engine holds."""
-        close = getattr(self.inner, "aclose", None)
-        if close is not None:
-            await close()
+        super().update_model(context_length)
