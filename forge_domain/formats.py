@@ -19,17 +19,16 @@ responses  Responses ``input`` items                    the call/result and syst
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Final, Literal, TypeAlias, get_args
 
-from forge_domain._anthropic_read import LAYOUT_KEY
 from forge_domain.anthropic_format import messages_from_anthropic, messages_to_anthropic
 from forge_domain.context import Context
 from forge_domain.json import JsonObject, JsonValue
-from forge_domain.messages import ContextMessage, Role, TextMessage
+from forge_domain.messages import ContextMessage
 from forge_domain.openai_format import message_to_openai, messages_from_openai
 from forge_domain.responses_format import messages_from_responses, messages_to_responses
-from forge_domain.validation import Dialect, Violation, find_violations
+from forge_domain.validation import Violation, find_violations
 
 __all__ = [
     "FORMATS",
@@ -182,41 +181,10 @@ def messages_to_format(
             return None, messages_to_responses(messages)
 
 
-_DIALECTS: Final[dict[Format, Dialect]] = {
-    "openai": "openai",
-    "anthropic": "anthropic",
-    "responses": "responses",
-}
-
-
-def _anthropic_blocks(context: Context) -> Iterator[Violation]:
-    """Anthropic's block rules: results before other blocks, thinking with its signature."""
-    for index, message in enumerate(context):
-        if not isinstance(message, TextMessage):
-            continue
-        layout = message.extra.get(LAYOUT_KEY)
-        if message.role == Role.USER and isinstance(layout, dict) and "order" in layout:
-            yield Violation(
-                index=index,
-                rule="result_after_content",
-                message="tool_result blocks must come first in their user turn",
-            )
-        for detail in message.reasoning_details or ():
-            if detail.get("type") == "thinking" and not isinstance(detail.get("signature"), str):
-                yield Violation(
-                    index=index,
-                    rule="thinking_without_signature",
-                    message="a thinking block has no signature (Anthropic rejects it)",
-                )
-
-
 def find_format_violations(context: Context, fmt: Format) -> list[Violation]:
     """Every rule of ``fmt``'s provider that ``context`` breaks, by message index.
 
     Anthropic's also: a user turn whose ``tool_result`` blocks do not come first, and a
     ``thinking`` block without its ``signature``.
     """
-    found = find_violations(context, _DIALECTS[fmt])
-    if fmt == "anthropic":
-        found = sorted([*found, *_anthropic_blocks(context)], key=lambda v: v.index)
-    return found
+    return find_violations(context, fmt)

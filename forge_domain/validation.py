@@ -5,7 +5,8 @@ views of it: :func:`find_violations` reports every problem with the index of the
 message at fault, :func:`is_valid` stops at the first, :func:`ensure_valid`
 raises with them all. The ``openai`` dialect checks what OpenAI's
 chat-completions API rejects; ``anthropic`` adds what Anthropic's Messages API
-needs on top (a conversation that opens with a user turn). Tool results sit in
+needs on top (a conversation that opens with a user turn, a user turn's
+``tool_result`` blocks before its other blocks, thinking blocks signed). Tool results sit in
 the user turn right after their call by construction of the first rule. The
 content-part and call-type rules are chat completions' own: the ``anthropic`` and
 ``responses`` dialects (transcripts read from those formats, whose blocks and items
@@ -21,6 +22,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from forge_domain._anthropic_read import LAYOUT_KEY
 from forge_domain.context import Context
 from forge_domain.errors import InvalidTranscript
 from forge_domain.messages import ContentPart, ImagePart, Role, TextMessage, TextPart, ToolResult
@@ -46,9 +48,12 @@ _RULES: Final = {
     "orphan_tool_result": "tool result for {call_id} does not answer a call of the "
     "assistant message right before it",
     "duplicate_tool_result": "tool call {call_id} is answered more than once",
+    "result_after_content": "tool_result blocks must come first in their user turn",
+    "thinking_without_signature": "a thinking block has no signature (Anthropic rejects it)",
 }
 """Every rule: its name and what a violation says. Violations at one index are
-reported in this order; ``first_turn_not_user`` and ``no_user_turn`` are Anthropic's
+reported in this order; ``first_turn_not_user``, ``no_user_turn`` and the last two (the
+block rules, read from the layout an Anthropic transcript was read with) are Anthropic's
 (OpenAI answers a request made only of system messages)."""
 _PART_TYPES: Final = {
     "system": ("text",),
@@ -119,6 +124,16 @@ def _part_violations(index: int, role: str, parts: tuple[ContentPart, ...]) -> I
             yield _violation(index, "empty_text_part", position=position)
 
 
+def _block_violations(index: int, message: TextMessage) -> Iterator[Violation]:
+    """Anthropic's block rules: results before other blocks, thinking with its signature."""
+    layout = message.extra.get(LAYOUT_KEY)
+    if message.role == Role.USER and isinstance(layout, dict) and "order" in layout:
+        yield _violation(index, "result_after_content")
+    for detail in message.reasoning_details or ():
+        if detail.get("type") == "thinking" and not isinstance(detail.get("signature"), str):
+            yield _violation(index, "thinking_without_signature")
+
+
 def _scan(context: Context, dialect: Dialect) -> Iterator[Violation]:
     """The violations of ``context`` in one pass, as found (not in report order).
 
@@ -182,6 +197,8 @@ def _scan(context: Context, dialect: Dialect) -> Iterator[Violation]:
                 pending[call_id] = index
         elif _is_empty(message):
             yield _violation(index, "empty_message", role=role.value)
+        if dialect == "anthropic":
+            yield from _block_violations(index, message)
     for call_id, at in pending.items():
         yield _violation(at, "unanswered_tool_call", call_id=call_id)
     if not turn_checked:

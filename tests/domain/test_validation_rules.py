@@ -413,3 +413,29 @@ def test_is_valid_ensure_valid_and_order_agree_with_the_oracle(messages, dialect
     indices = [v.index for v in find_violations(context, dialect)]
     actual = (is_valid(context, dialect), raised, indices == sorted(indices))
     assert actual == (expected, not expected, True)
+
+
+UNSIGNED = TextMessage(
+    role=Role.ASSISTANT, content="x", reasoning_details=({"type": "thinking", "thinking": "t"},)
+)
+SIGNED = UNSIGNED.model_copy(
+    update={"reasoning_details": ({"type": "thinking", "thinking": "t", "signature": "s"},)}
+)
+RESULTS_AFTER_TEXT = TextMessage(role=Role.USER, content="t", extra={"_anthropic": {"order": "ct"}})
+
+
+@pytest.mark.parametrize(
+    ("messages", "dialect", "expected"),
+    [
+        ([TextMessage.user("go"), UNSIGNED], "anthropic", [(1, "thinking_without_signature")]),
+        ([TextMessage.user("go"), UNSIGNED], "openai", []),
+        ([TextMessage.user("go"), SIGNED], "anthropic", []),
+        ([RESULTS_AFTER_TEXT], "anthropic", [(0, "result_after_content")]),
+        ([RESULTS_AFTER_TEXT], "responses", []),
+    ],
+    ids=["unsigned", "unsigned-openai", "signed", "results-after-text", "layout-responses"],
+)
+def test_anthropic_block_rules_are_part_of_the_one_rule_set(messages, dialect, expected):
+    context = Context(messages)
+    found = [(v.index, v.rule) for v in find_violations(context, dialect)]
+    assert (found, is_valid(context, dialect)) == (expected, not expected)
