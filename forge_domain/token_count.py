@@ -15,7 +15,7 @@ new messages only, so the check made on every turn stays O(1) in the context's l
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Final, Literal, TypeAlias
 
 from forge_domain.context import Context
@@ -54,18 +54,13 @@ def message_tokens(message: ContextMessage, count_text: TextCounter | None) -> i
     return counted + -(-opaque // CHARS_PER_TOKEN) + images
 
 
-def _sum(messages: Iterable[ContextMessage], count_text: TextCounter | None) -> int:
-    return sum(message_tokens(message, count_text) for message in messages)
-
-
 def context_tokens(context: Context, count_text: TextCounter | None) -> TokenCount:
     """The size of ``context``: the newest believed usage report plus the messages after
-    it counted with ``count_text`` (actual), else every message counted (approx)."""
-    anchor = context.usage_anchor()
-    if anchor is None:
-        return TokenCount.approx(_sum(context, count_text))
-    index, total = anchor
-    return TokenCount.actual(total + _sum(context[index + 1 :], count_text))
+    it counted with ``count_text`` (actual), else every message counted (approx).
+
+    A one-off :meth:`TokenMeter.count`; a conversation keeps a meter instead.
+    """
+    return TokenMeter("", count_text).count(context)
 
 
 class TokenMeter:
