@@ -65,6 +65,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -496,6 +497,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     failed = False
     rows = []
+    args.out.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(HERE / "SOURCES.md", args.out / "SOURCES.md")  # provenance beside the data
     for source in SOURCES:
         messages, notes = convert(source, git_show(args.mirrors, source))
         errors = problems(messages)
