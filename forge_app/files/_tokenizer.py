@@ -66,6 +66,11 @@ def is_openai_model(model: str | None, fmt: Format) -> bool:
     return _OPENAI_MODEL.match(model) is not None
 
 
+def _wants_tiktoken(choice: TokenizerChoice, model: str | None, fmt: Format) -> bool:
+    """``tiktoken``, or ``auto`` for an OpenAI family; else chars/4."""
+    return choice == "tiktoken" or (choice == "auto" and is_openai_model(model, fmt))
+
+
 def _fallback(reason: str) -> Tokenizer:
     _log.info("tokenizer_fell_back", tokenizer=CHARS.name, reason=reason)
     return CHARS
@@ -78,9 +83,7 @@ def load_tokenizer(
 
     A command that measures many files or conversations asks a :class:`TokenizerLoader`,
     which loads (and logs a fallback) once."""
-    if choice == "chars":
-        return CHARS
-    if choice == "auto" and not is_openai_model(model, fmt):
+    if not _wants_tiktoken(choice, model, fmt):
         return CHARS
     try:
         tiktoken = importlib.import_module("tiktoken")
@@ -116,7 +119,7 @@ class TokenizerLoader:
 
     def tokenizer(self, *, model: str | None = None, fmt: Format = "openai") -> Tokenizer:
         """The tokenizer for a conversation with ``model`` in ``fmt``."""
-        if self.choice == "chars" or (self.choice == "auto" and not is_openai_model(model, fmt)):
+        if not _wants_tiktoken(self.choice, model, fmt):
             return CHARS
         if self._tiktoken is None:
             self._tiktoken = load_tokenizer("tiktoken")
