@@ -34,7 +34,7 @@ from forge_app.errors import (
     TranscriptError,
     TranscriptNotFound,
 )
-from forge_app.files._atomic import check_outputs, ensure_not_an_input
+from forge_app.files._atomic import check_writable, ensure_not_an_input
 from forge_app.files._tokenizer import TokenizerLoader
 from forge_app.files._transcripts import FileFormat, read_transcript, write_transcript
 from forge_domain import Agent, CompactionMode
@@ -132,7 +132,7 @@ def prepare_outputs(
             raise OutputNotWritten(directory, "a parent of it is not a directory") from exc
         except OSError as exc:
             raise OutputNotWritten(directory, exc.strerror or str(exc)) from exc
-    check_outputs(outputs, inputs=[*files, agent])
+    check_writable(outputs)
 
 
 _Work = tuple[int, Path, Path, Agent, CompactionMode, FileFormat | None]

@@ -14,6 +14,7 @@ from forge_app.files._agents import (
 )
 from forge_app.files._atomic import (
     check_outputs,
+    check_writable,
     ensure_not_an_input,
     write_bytes_atomic,
     write_text_atomic,
@@ -54,6 +55,7 @@ __all__ = [
     "TokenizerLoader",
     "Transcript",
     "check_outputs",
+    "check_writable",
     "default_agent",
     "detect_container",
     "ensure_not_an_input",

@@ -26,7 +26,13 @@ from pathlib import Path
 
 from forge_app.errors import OutputIsInput, OutputNotWritten
 
-__all__ = ["check_outputs", "ensure_not_an_input", "write_bytes_atomic", "write_text_atomic"]
+__all__ = [
+    "check_outputs",
+    "check_writable",
+    "ensure_not_an_input",
+    "write_bytes_atomic",
+    "write_text_atomic",
+]
 
 STDIO = "-"
 """The path that means standard input (reading) or standard output (writing)."""
@@ -88,8 +94,18 @@ def check_outputs(
     """
     given = [output for output in outputs if output is not None]
     ensure_not_an_input(given, inputs)
+    check_writable(given)
+
+
+def check_writable(outputs: Iterable[_PathLike]) -> None:
+    """The part of :func:`check_outputs` that does not look at the inputs: each output is
+    given once, is not a directory, and goes into an existing, writable directory.
+
+    Raises:
+        OutputNotWritten: an output cannot be written (what is wrong, for the first one).
+    """
     seen: set[str] = set()
-    for output in given:
+    for output in outputs:
         if str(output) == STDIO:
             continue
         info = _stat_or_none(output, output)
