@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forge_domain import Compact, Context, TextMessage, ToolCall, ToolResult, Usage
-from forge_domain.token_count import CHARS_METER, TokenMeter, context_tokens
+from forge_domain.token_count import CHARS_METER, TokenMeter, context_tokens, message_tokens
+from forge_domain.usage import TokenCount
 from tests.sessions import SESSIONS
 
 SESSION_FILES = sorted(SESSIONS.glob("*.json"))
@@ -25,6 +26,18 @@ class Counter:
     def __call__(self, text: str) -> int:
         self.calls += 1
         return len(text.split())
+
+
+def _reference(context: Context, count_text: Counter) -> TokenCount:
+    """The definition the meter must equal, written out apart from it: the newest believed
+    usage report plus every later message counted, else every message counted."""
+    anchor = context.usage_anchor()
+    if anchor is None:
+        return TokenCount.approx(sum(message_tokens(m, count_text) for m in context))
+    index, total = anchor
+    return TokenCount.actual(
+        total + sum(message_tokens(m, count_text) for m in context[index + 1 :])
+    )
 
 
 def _reply(text: str, total: int | None = None) -> TextMessage:
@@ -95,8 +108,8 @@ def test_meter_after_a_compaction_counts_only_the_new_messages():
     before = counter.calls
     compacted = context.replace_range(1, 60, [TextMessage.user("summary of the first steps")])
     count = meter.count(compacted)
-    actual = (counter.calls - before, count, count == context_tokens(compacted, Counter()))
-    assert actual == (1, context_tokens(compacted, Counter()), True)
+    actual = (counter.calls - before, count, count == _reference(compacted, Counter()))
+    assert actual == (1, _reference(compacted, Counter()), True)
 
 
 def test_fresh_meter_keeps_nothing():
@@ -118,7 +131,8 @@ def test_meter_equals_the_reference_count_at_every_turn_of_real_sessions(path):
     mismatches = []
     for index, message in enumerate(messages):
         context = context.append(message)
-        if meter.count(context) != context_tokens(context, Counter()):
+        expected = _reference(context, Counter())
+        if (meter.count(context), context_tokens(context, Counter())) != (expected, expected):
             mismatches.append(index)
     assert mismatches == []
 
@@ -145,10 +159,8 @@ def test_meter_matches_the_reference_whatever_views_it_is_shown(steps):
         else:
             new = base.append(_reply(text or "r", total))
         views.append(new)
-        assert meter.count(new) == context_tokens(new, Counter())
-        assert (
-            meter.total(new) == context_tokens(Context(new, usage_floor=len(new)), Counter()).value
-        )
+        assert meter.count(new) == _reference(new, Counter())
+        assert meter.total(new) == _reference(Context(new, usage_floor=len(new)), Counter()).value
 
 
 def test_trigger_fires_on_the_tokenizer_count_not_chars():
