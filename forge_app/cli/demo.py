@@ -68,13 +68,15 @@ def demo_inputs() -> tuple[Transcript, Agent]:
     )
 
 
-def _summary_preview(transcript: Transcript) -> str:
+def _summary_preview(transcript: Transcript, engine: str) -> str:
     for message in transcript.context:
         if is_summary_message(message):
             lines = message.text.splitlines()
             more = len(lines) - PREVIEW_LINES
             shown = "\n".join(lines[:PREVIEW_LINES])
             return shown + (f"\n… ({more} more lines)" if more > 0 else "")
+    if engine == "prune":
+        return "(no summary message: pruning old tool outputs was enough)"
     return "(no summary message: nothing was compacted)"
 
 
@@ -104,7 +106,7 @@ def demo_command(
     compacted, metrics = compact_transcript(transcript, agent, source=f"bundled {SESSION}")
     err.print(metrics_table(metrics))
     err.print("\n[bold]The summary message starts:[/bold]")
-    err.print(_summary_preview(compacted), markup=False, highlight=False)
+    err.print(_summary_preview(compacted, metrics.engine), markup=False, highlight=False)
     err.print()
     err.print(Rule("2. replay: turn by turn through hooks and CompactionHandler", align="left"))
     turns, replayed = anyio.run(replay_turns, transcript, agent)

@@ -168,3 +168,15 @@ def test_demo_chart_shows_the_numbers_of_the_table(tmp_path):
     actual = (result.returncode, _consistent(printed), _drawn(tmp_path / "timeline.svg"))
     expected = (0, {"turns": True, "compactions": True, "final": True}, _expected(printed))
     assert actual == expected, result.stderr
+
+
+def test_demo_says_why_there_is_no_summary_message(tmp_path):
+    result = forge("demo", "-o", tmp_path)
+    engine = re.search(r"engine (\w+)", result.stderr)
+    actual = (
+        result.returncode,
+        engine.group(1) if engine else None,
+        "(no summary message: pruning old tool outputs was enough)" in result.stderr,
+        "nothing was compacted" in result.stderr,
+    )
+    assert actual == (0, "prune", True, False), result.stderr
