@@ -39,6 +39,13 @@ def test_each_adapter_extra_installs_its_framework(extra, framework):
     assert names == {framework}
 
 
+def _python(code: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter from the repository root (it must exit 0)."""
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+
+
 def test_importing_forge_app_and_its_adapters_loads_no_framework():
     code = (
         "import sys, forge_app, forge_app.adapters\n"
@@ -47,9 +54,7 @@ def test_importing_forge_app_and_its_adapters_loads_no_framework():
         "print(sorted(m for m in sys.modules if m.split('.')[0] in roots))\n"
     )
 
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
-    )
+    result = _python(code)
 
     assert result.stdout.strip() == "[]"
 
@@ -65,9 +70,7 @@ def test_a_missing_framework_names_the_extra_to_install():
         "    print(type(exc).__name__, exc)\n"
     )
 
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
-    )
+    result = _python(code)
 
     assert result.stdout.strip() == (
         "AdapterUnavailable the LangChain adapter needs LangChain: "
@@ -83,8 +86,6 @@ def test_a_star_import_brings_the_adapters_whose_framework_is_installed():
         "print(sorted(name for name in dir() if name[0].isupper()))\n"
     )
 
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
-    )
+    result = _python(code)
 
     assert result.stdout.strip() == "['ForgeHistoryProcessor', 'ForgeSession', 'HistoryCompactor']"
