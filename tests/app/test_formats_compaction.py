@@ -22,6 +22,7 @@ from forge_domain.formats import (
     FORMATS,
     find_format_violations,
     messages_from_format,
+    messages_key,
     messages_to_format,
 )
 from forge_domain.openai_format import message_to_openai, messages_from_openai
@@ -38,7 +39,7 @@ def _normal(value: object) -> object:
 
 def _document(raw: list, fmt: str) -> object:
     system, entries = messages_to_format(fmt, messages_from_openai(raw))
-    key = "input" if fmt == "responses" else "messages"
+    key = messages_key(fmt)
     return _normal({key: entries} if system is None else {"system": system, key: entries})
 
 
@@ -82,7 +83,7 @@ def test_formats_cli_compacts_each_format_and_writes_it_back(tmp_path, fmt):
     result = forge("compact", source, "--force", "-o", tmp_path / "out.json")
     written = json.loads((tmp_path / "out.json").read_text(encoding="utf-8"))
     check = forge("validate", tmp_path / "out.json")
-    key = "input" if fmt == "responses" else "messages"
+    key = messages_key(fmt)
     actual = (result.returncode, key in written, check.returncode, f"valid ({fmt})" in check.stderr)
     assert actual == (0, True, 0, True)
 
