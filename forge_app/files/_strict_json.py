@@ -115,25 +115,31 @@ _BIG = 10**18
 def _is_plain(document: object) -> bool:
     """False when ``document`` nests deeper than :data:`MAX_DEPTH` or holds a number that
     is not finite, or an integer with 19 digits or more."""
-    stack: list[tuple[Iterable[object], int]] = []
+    level: list[Iterable[object]] = []  # the children of the containers at ``depth``
     if type(document) is dict:
-        stack.append((document.values(), 1))
+        level.append(document.values())
     elif type(document) is list:
-        stack.append((document, 1))
-    while stack:
-        children, depth = stack.pop()
+        level.append(document)
+    depth = 1
+    while level:  # one level at a time: no depth kept per container
         if depth > MAX_DEPTH:
             return False
-        for child in children:
-            if type(child) is dict:
-                stack.append((child.values(), depth + 1))
-            elif type(child) is list:
-                stack.append((child, depth + 1))
-            elif type(child) is float:
-                if not math.isfinite(child):
+        below: list[Iterable[object]] = []
+        for children in level:
+            for child in children:
+                if type(child) is str:  # most values: nothing to check
+                    continue
+                if type(child) is dict:
+                    below.append(child.values())
+                elif type(child) is list:
+                    below.append(child)
+                elif type(child) is float:
+                    if not math.isfinite(child):
+                        return False
+                elif type(child) is int and not -_BIG < child < _BIG:
                     return False
-            elif type(child) is int and not -_BIG < child < _BIG:
-                return False
+        level = below
+        depth += 1
     return True
 
 
