@@ -26,7 +26,7 @@ leaves where it dropped detail (``omitted``). None appears in forge's serde shap
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Annotated, Literal, Self, TypeAlias, cast
+from typing import Annotated, Literal, Protocol, Self, TypeAlias, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
@@ -126,6 +126,23 @@ class TextItem(BaseModel):
         return bool(self.omitted)
 
 
+class _MergedCalls(Protocol):
+    """Calls of one operation counted together: a :class:`ToolCallItem`, or a running
+    count of several (what :meth:`ToolCallItem.with_earlier` reads)."""
+
+    @property
+    def calls(self) -> int:
+        """How many calls."""
+
+    @property
+    def failures(self) -> int:
+        """How many of them failed."""
+
+    @property
+    def evidence(self) -> str | None:
+        """Their evidence, newest first (:func:`merged_evidence`)."""
+
+
 class ToolCallItem(BaseModel):
     """One tool call and how it went; or one line standing for repeats of one operation."""
 
@@ -166,7 +183,7 @@ class ToolCallItem(BaseModel):
         """How many of those calls failed, the last one included."""
         return self.earlier_failures + (0 if self.is_success else 1)
 
-    def with_earlier(self, previous: ToolCallItem) -> ToolCallItem:
+    def with_earlier(self, previous: _MergedCalls) -> ToolCallItem:
         """This line with ``previous`` (and every call it stands for) counted as earlier calls.
 
         The id, tool and status stay this line's: it is the last call. The evidence is this

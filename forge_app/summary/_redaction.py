@@ -26,11 +26,19 @@ __all__ = ["REDACTED", "redact"]
 REDACTED = "[REDACTED]"
 """What a secret is replaced with."""
 
-_SECRET_NAME = (
-    r"[A-Za-z0-9_.-]*"
+_SECRET_WORD = (
     r"(?:api[_-]?key|apikey|secret|token(?!s|iz)|passw(?:or)?d|passwd|pwd|credentials?|auth(?!or))"
-    r"[A-Za-z0-9_.-]*"
 )
+_SECRET_NAME = r"[A-Za-z0-9_.-]*" + _SECRET_WORD + r"[A-Za-z0-9_.-]*"
+_SECRET_END = r"(?:\\?[\"'])?\s*"
+"""What may stand between a secret's name and its ``=`` or ``:``: a closing quote, spaces."""
+
+
+_FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
+"""The characters beyond ASCII that ``re.IGNORECASE`` matches with an ASCII letter (the
+dotted capital and the dotless small i with i, the long s with s, the Kelvin sign with k;
+a test checks every code point): in a text without them, an ASCII pattern ignoring case
+matches where its lower-case form matches the lower-cased text."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +52,23 @@ class _Rule:
     """Lower-case substrings one of which every match contains (a cheap pre-check)."""
     needs: tuple[str, ...] = ()
     """Other substrings one of which every match contains (none: no second pre-check)."""
+    gate: re.Pattern[str] | None = None
+    """For a case-insensitive ``pattern`` of ASCII characters: a case-sensitive pattern
+    that finds, in the text lower-cased, every place where ``pattern`` matches the text
+    (a third pre-check, skipped for a text holding one of :data:`_FOLDS_TO_ASCII`). It
+    leaves out what makes ``pattern`` slow to search: the case folding, the name before
+    the secret word."""
+
+    def may_match(self, text: str, folded: str) -> bool:
+        """False when the pre-checks show that ``pattern`` cannot match ``text``;
+        ``folded`` is the text lower-cased before any rule rewrote it."""
+        if not any(hint in folded for hint in self.hints):
+            return False
+        if self.needs and not any(need in text for need in self.needs):
+            return False
+        if self.gate is None or _FOLDS_TO_ASCII.search(text) is not None:
+            return True
+        return self.gate.search(text.lower()) is not None
 
 
 _STRONG_NAME = re.compile(r"passw|pwd|secret|api[_-]?key|apikey|credential", re.IGNORECASE)
@@ -245,13 +270,15 @@ _RULES: tuple[_Rule, ...] = (
         re.compile(
             r"(?P<lead>(?<![A-Za-z0-9_.-])(?:\\?[\"'])?"
             + _SECRET_NAME
-            + r"(?:\\?[\"'])?\s*(?P<sep>=|:)\s*)"
+            + _SECRET_END
+            + r"(?P<sep>=|:)\s*)"
             rf"(?!\[REDACTED\])(?P<value>{_QUOTED}|[^\s,;}}\]]+)",
             re.IGNORECASE,
         ),
         _value,
         ("api", "secret", "token", "passw", "pwd", "credential", "auth"),
         ("=", ":"),  # its separator: most prose naming a token is not searched
+        re.compile(_SECRET_WORD + r"[a-z0-9_.-]*" + _SECRET_END + "[=:]"),
     ),
     _Rule(
         "password_flag",
@@ -294,8 +321,6 @@ def redact(text: str) -> str:
     if _ANY_HINT.search(folded) is None:
         return text
     for rule in _RULES:
-        if any(hint in folded for hint in rule.hints) and (
-            not rule.needs or any(need in text for need in rule.needs)
-        ):
+        if rule.may_match(text, folded):
             text = rule.pattern.sub(rule.replace, text)
     return text

@@ -29,6 +29,7 @@ from operator import attrgetter
 from forge_domain.messages import Role
 from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, ToolCallItem
 from forge_domain.summary_tools import TOOL_KIND_TABLE, SummaryTool, ToolKindDefinition
+from forge_domain.tool_outcome import merged_evidence
 
 __all__ = [
     "KeepLastOperation",
@@ -63,6 +64,40 @@ def operation_key(tool: SummaryTool) -> Hashable | None:
     return None if key is None else key(tool)
 
 
+@dataclass(slots=True)
+class _Earlier:
+    """The calls of one operation merged so far: what ``ToolCallItem.with_earlier``, folded
+    over them, would give, without a line built per call.
+
+    Merging ``n`` calls with ``with_earlier`` validates ``n - 1`` lines and keeps the last;
+    this counts them and builds that line once (about 2,000 lines fewer per 5,000-message
+    compaction). It repeats ``with_earlier``'s sums: ``tests/app/test_transform_fast_paths.py``
+    checks it against the fold.
+    """
+
+    calls: int
+    """How many calls the merged calls stand for (their ``ToolCallItem.calls``)."""
+    failures: int
+    """How many of those failed (their ``ToolCallItem.failures``)."""
+    evidence: str | None
+    """Their evidence, merged as ``with_earlier`` merges it (:func:`merged_evidence`)."""
+
+    @classmethod
+    def of(cls, item: ToolCallItem) -> _Earlier:
+        """The calls ``item`` stands for."""
+        return cls(item.calls, item.failures, item.evidence)
+
+    def add(self, item: ToolCallItem) -> None:
+        """Count in ``item``, a later call of the operation (``item.with_earlier(self)``)."""
+        self.calls += item.calls
+        self.failures += item.failures
+        self.evidence = merged_evidence(item.evidence, self.evidence)
+
+    def line(self, last: ToolCallItem) -> ToolCallItem:
+        """The line of ``last`` counting these calls as earlier."""
+        return last.with_earlier(self)
+
+
 def keep_last_operations(contents: tuple[SummaryItem, ...]) -> tuple[SummaryItem, ...]:
     """``contents`` with superseded calls removed (see the module docstring)."""
     last: dict[Hashable, int] = {}
@@ -83,7 +118,7 @@ def keep_last_operations(contents: tuple[SummaryItem, ...]) -> tuple[SummaryItem
     if keyed == len(last):
         return contents  # no key repeats: nothing is superseded
     kept: list[SummaryItem] = []
-    superseded: dict[Hashable, ToolCallItem] = {}  # per key, the calls since the last kept one
+    superseded: dict[Hashable, _Earlier] = {}  # per key, the calls since the last kept one
     for index, (item, key) in enumerate(zip(contents, keys, strict=True)):
         if key is None or not isinstance(item, ToolCallItem):
             kept.append(item)
@@ -95,10 +130,13 @@ def keep_last_operations(contents: tuple[SummaryItem, ...]) -> tuple[SummaryItem
             and not final.is_success
         ):
             previous = superseded.pop(key, None)
-            kept.append(item if previous is None else item.with_earlier(previous))
+            kept.append(item if previous is None else previous.line(item))
         else:
             previous = superseded.get(key)
-            superseded[key] = item if previous is None else item.with_earlier(previous)
+            if previous is None:
+                superseded[key] = _Earlier.of(item)
+            else:
+                previous.add(item)
     return tuple(kept)
 
 
@@ -119,7 +157,7 @@ def aggregate_operations(summary: ContextSummary, /) -> ContextSummary:
                 keyed += 1
     if keyed == len(last):
         return summary  # no key repeats: nothing to merge
-    merged: dict[Hashable, ToolCallItem] = {}  # per key, the calls seen so far, as one line
+    merged: dict[Hashable, _Earlier] = {}  # per key, the calls seen so far
     blocks: list[SummaryBlock] = []
     for block_index, block in enumerate(summary.blocks):
         contents: list[SummaryItem] = []
@@ -129,11 +167,12 @@ def aggregate_operations(summary: ContextSummary, /) -> ContextSummary:
                 contents.append(item)
                 continue
             previous = merged.get(key)
-            line = item if previous is None else item.with_earlier(previous)
             if last[key] == (block_index, item_index):
-                contents.append(line)
+                contents.append(item if previous is None else previous.line(item))
+            elif previous is None:
+                merged[key] = _Earlier.of(item)
             else:
-                merged[key] = line
+                previous.add(item)
         if len(contents) == len(block.contents) and all(
             new is old for new, old in zip(contents, block.contents, strict=True)
         ):
