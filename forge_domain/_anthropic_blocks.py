@@ -10,11 +10,10 @@ import json
 import re
 from typing import Final
 
-from forge_domain._format_carry import with_extra
+from forge_domain._format_carry import shown, with_extra
 from forge_domain.errors import InvalidMessage
 from forge_domain.json import JsonObject, JsonValue, json_type_name
 from forge_domain.messages import ContentPart, ImagePart, OtherPart, TextPart, ToolCall
-from forge_domain.openai_format import shown
 from forge_domain.usage import Usage
 
 REASONING_TYPES: Final = frozenset({"thinking", "redacted_thinking"})

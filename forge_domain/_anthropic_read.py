@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Final
 
 from forge_domain._anthropic_blocks import REASONING_TYPES, fail, read_call, read_part
-from forge_domain._format_carry import bare_text, restore_fields, split_carry
+from forge_domain._format_carry import bare_text, restore_fields, shown, split_carry
 from forge_domain.errors import InvalidMessage
 from forge_domain.json import JsonObject, JsonValue, json_type_name
 from forge_domain.messages import (
@@ -25,7 +25,7 @@ from forge_domain.messages import (
     TextPart,
     ToolResult,
 )
-from forge_domain.openai_format import read_usage, shown
+from forge_domain.openai_format import read_usage
 
 LAYOUT_KEY: Final = "_anthropic"
 """``extra`` key holding a native turn's layout (``order``, ``string``, ``own_turn`` …)."""

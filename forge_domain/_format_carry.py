@@ -50,6 +50,24 @@ def carried_fields(original: BaseModel, read_back: BaseModel) -> JsonObject:
     return out
 
 
+SHOWN_CHARS = 60
+"""The most characters of a value an error message quotes (a 5 MB role stays one short line)."""
+
+
+def shown(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(value)`` for an error message: one line (escapes), cut to ``limit`` characters."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}… ({len(value):,} characters)"
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def _key(name: str) -> str:
+    """An input key as a field path shows it: bare when short and printable, else quoted and
+    bounded."""
+    return name if name.isprintable() and len(name) <= SHOWN_CHARS else shown(name)
+
+
 def restore_fields(message: M, raw: JsonValue, index: int, field: str, container: str) -> M:
     """``message`` with the carried fields ``raw`` put back.
 
@@ -63,7 +81,7 @@ def restore_fields(message: M, raw: JsonValue, index: int, field: str, container
     for name, value in raw.items():
         if name in _NEVER_CARRIED or name not in model.model_fields:
             raise InvalidMessage(
-                index, f"{field}.{name}", "not a carried field", container=container
+                index, f"{field}.{_key(name)}", "not a carried field", container=container
             )
         try:
             update[name] = _adapter(model, name).validate_python(value)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from forge_domain._format_carry import CARRY_KEY, bare_text, restore_fields, split_carry
+from forge_domain._format_carry import CARRY_KEY, bare_text, restore_fields, shown, split_carry
 from forge_domain.errors import InvalidMessage
 from forge_domain.json import JsonObject, JsonValue, json_type_name
 from forge_domain.messages import (
@@ -25,7 +25,7 @@ from forge_domain.messages import (
     ToolCall,
     ToolResult,
 )
-from forge_domain.openai_format import TEXT_ROLES, shown
+from forge_domain.openai_format import TEXT_ROLES
 
 WHERE: Final = "input"
 ITEM_MARK: Final = "_responses"

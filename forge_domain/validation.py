@@ -23,10 +23,10 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict
 
 from forge_domain._anthropic_read import LAYOUT_KEY
+from forge_domain._format_carry import shown
 from forge_domain.context import Context
 from forge_domain.errors import InvalidTranscript
 from forge_domain.messages import ContentPart, ImagePart, Role, TextMessage, TextPart, ToolResult
-from forge_domain.openai_format import shown
 
 Dialect = Literal["openai", "anthropic", "responses", "shared"]
 """Which provider's rules to check; ``shared``: the rules every format has (calls and
