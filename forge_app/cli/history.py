@@ -131,12 +131,13 @@ def show_command(
     with _history_store(store) as opened:
         info = opened.conversation(conversation)
         archives = opened.archives(conversation)
-        saved = opened.load(conversation)
+        in_context = opened.context_size(conversation)
+        runtime = opened.runtime(conversation)
     err.print(
         f"conversation {info.id} (agent {info.agent or '?'}): {info.messages:,} original "
-        f"messages, {len(saved.messages):,} in the current context, {len(archives)} archive refs"
+        f"messages, {in_context:,} in the current context, {len(archives)} archive refs"
     )
-    uses = saved.runtime.get("engine")
+    uses = runtime.get("engine")
     if isinstance(uses, dict) and uses.get("recall_uses"):
         err.print(f"recall tool uses: {uses['recall_uses']}")
     table = Table(title_justify="left")

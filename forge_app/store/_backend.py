@@ -32,6 +32,8 @@ Row = tuple[object, ...]
 
 CONNECT_TIMEOUT = 5
 """Seconds a PostgreSQL server has to answer before :class:`StoreUnavailable`."""
+BATCH_ROWS = 500
+"""Rows per multi-row insert (SQLite allows 32,766 parameters per statement)."""
 BUSY_TIMEOUT_MS = 30_000
 """Milliseconds a SQLite writer waits for another process's transaction to end."""
 

@@ -16,22 +16,18 @@ from forge_app.store._records import SearchHit
 __all__: list[str] = []
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_NEWEST_REF = (
+    "(SELECT a.ref FROM forge_archive_ranges r JOIN forge_archives a ON a.id = r.archive_id "
+    "WHERE r.conversation_id = h.conversation_id AND r.lo <= h.seq AND r.hi >= h.seq "
+    "ORDER BY a.id DESC LIMIT 1)"
+)
+"""The newest archive that holds hit ``h`` (NULL: never archived)."""
 SEARCH_LIMIT = 50
 """Most hits one search returns, whatever it asks for."""
 SNIPPET_WORDS = 24
 """About how many words of context a snippet shows."""
 SNIPPET_CHARS = 240
 """Most characters of one snippet."""
-
-
-def ref_of(db: Database, conversation_id: str, seq: int) -> str | None:
-    """The newest archive that holds original message ``seq`` (None: never archived)."""
-    rows = db.read(
-        "SELECT a.ref FROM forge_archive_ranges r JOIN forge_archives a ON a.id = r.archive_id "
-        "WHERE r.conversation_id = ? AND r.lo <= ? AND r.hi >= ? ORDER BY a.id DESC LIMIT 1",
-        (conversation_id, seq, seq),
-    )
-    return str(rows[0][0]) if rows else None
 
 
 def search_messages(
@@ -71,20 +67,22 @@ def _search(
     if db.dialect == "sqlite":
         params.append(joiner.join(f'"{word}"' for word in words))
         select = (
-            "SELECT m.conversation_id, m.seq, m.role, "
-            f"snippet(forge_message_fts, 0, '[', ']', '…', {SNIPPET_WORDS}) "
+            "SELECT m.id, m.conversation_id, m.seq, m.role, "
+            f"snippet(forge_message_fts, 0, '[', ']', '…', {SNIPPET_WORDS}) AS snippet, "
+            "bm25(forge_message_fts) AS score "
             "FROM forge_message_fts f JOIN forge_messages m ON m.id = f.rowid "
             "WHERE forge_message_fts MATCH ?"
         )
-        order = " ORDER BY bm25(forge_message_fts), m.id"
+        best_first = ""
     else:
         params.append(joiner.lower().join(words))
         select = (
-            "SELECT m.conversation_id, m.seq, m.role, ts_headline('english', m.text, q, "
+            "SELECT m.id, m.conversation_id, m.seq, m.role, ts_headline('english', m.text, q, "
             f"'StartSel=[, StopSel=], MaxWords={SNIPPET_WORDS}, MinWords=8, MaxFragments=1') "
+            "AS snippet, ts_rank(m.tsv, q) AS score "
             "FROM forge_messages m, websearch_to_tsquery('english', ?) q WHERE m.tsv @@ q"
         )
-        order = " ORDER BY ts_rank(m.tsv, q) DESC, m.id"
+        best_first = " DESC"
     if conversation_id is not None:
         where.append("m.conversation_id = ?")
         params.append(conversation_id)
@@ -93,18 +91,25 @@ def _search(
             "EXISTS (SELECT 1 FROM forge_archive_ranges r WHERE r.conversation_id = "
             "m.conversation_id AND r.lo <= m.seq AND r.hi >= m.seq)"
         )
-    sql = select + "".join(f" AND {clause}" for clause in where) + order + " LIMIT ?"
+    filters = "".join(f" AND {clause}" for clause in where)
     params.append(limit)
-    rows = db.read(sql, params)
+    # The refs of the (at most ``limit``) hits in the same query: the outer query sorts
+    # them again by the same keys (the message id breaks ties), so in the same order.
+    rows = db.read(
+        f"SELECT h.conversation_id, h.seq, h.role, h.snippet, {_NEWEST_REF} FROM "
+        f"({select}{filters} ORDER BY score{best_first}, id LIMIT ?) h "
+        f"ORDER BY h.score{best_first}, h.id",
+        params,
+    )
     return [
         SearchHit(
             conversation_id=str(conv),
             seq=cast(int, seq),
             role=str(role),
             snippet=_bounded(str(snippet)),
-            ref=ref_of(db, str(conv), cast(int, seq)),
+            ref=None if ref is None else str(ref),
         )
-        for conv, seq, role, snippet in rows
+        for conv, seq, role, snippet, ref in rows
     ]
 
 

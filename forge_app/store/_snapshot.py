@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import cast
 
-from forge_app.errors import StoreCorrupt
+from forge_app.errors import ConversationNotFound, StoreCorrupt
 from forge_app.store._backend import Database
 from forge_app.store._records import (
     ConversationInfo,
@@ -70,7 +70,8 @@ class SavedConversation:
     usage_floor: int
     """The context's ``usage_floor``."""
     last_seq: int
-    """The newest original message."""
+    """The newest original message ``messages`` accounts for: read with them, since another
+    process may append after ``info`` was read."""
     runtime: JsonObject = field(default_factory=dict)
     """The runtime state saved with the latest turn (turns, usage, loop guard, engine)."""
 
@@ -83,39 +84,90 @@ def load_saved(db: Database, info: ConversationInfo) -> SavedConversation:
         StoreCorrupt: the snapshot cannot be read.
     """
     conversation_id = info.id
-    rows = db.read(
-        "SELECT snapshot, runtime FROM forge_conversations WHERE id = ?", (conversation_id,)
-    )
-    snapshot_text, runtime_text = rows[0]
-    try:
-        snapshot = json.loads(str(snapshot_text)) if snapshot_text is not None else None
-        runtime = json.loads(str(runtime_text)) if runtime_text is not None else {}
-    except json.JSONDecodeError as exc:
-        raise StoreCorrupt(db.shown, f"conversation {conversation_id!r}: {exc}") from exc
+    snapshot, runtime = stored_state(db, conversation_id)
     try:
         messages, lineage, origin, base_seq, usage_floor = _entries(db, conversation_id, snapshot)
     except (KeyError, TypeError, ValueError, ForgeDomainError) as exc:
-        raise StoreCorrupt(
-            db.shown, f"conversation {conversation_id!r}: unreadable snapshot ({exc!r:.200})"
-        ) from exc
+        raise _unreadable(db, conversation_id, exc) from exc
     rows = db.read(
         "SELECT seq, model, body FROM forge_messages WHERE conversation_id = ? AND seq > ? "
         "ORDER BY seq",
         (conversation_id, base_seq),
     )
+    last_seq = base_seq
     for seq, model, body in rows:
+        last_seq = cast(int, seq)
         messages.append(load_message(str(model), str(body)))
-        lineage.append((cast(int, seq),))
-        origin.append(cast(int, seq))
+        lineage.append((last_seq,))
+        origin.append(last_seq)
     return SavedConversation(
         info=info,
         messages=tuple(messages),
         lineage=tuple(lineage),
         origin=tuple(origin),
         usage_floor=usage_floor,
-        last_seq=info.messages,
+        last_seq=last_seq,
         runtime=runtime,
     )
+
+
+def stored_state(db: Database, conversation_id: str) -> tuple[JsonObject | None, JsonObject]:
+    """The conversation's snapshot (None before its first compaction) and runtime state.
+
+    Raises:
+        ConversationNotFound: no such id.
+        StoreCorrupt: either is not JSON.
+    """
+    rows = db.read(
+        "SELECT snapshot, runtime FROM forge_conversations WHERE id = ?", (conversation_id,)
+    )
+    if not rows:
+        raise ConversationNotFound(db.shown, conversation_id)
+    snapshot_text, runtime_text = rows[0]
+    try:
+        snapshot = json.loads(str(snapshot_text)) if snapshot_text is not None else None
+        runtime = json.loads(str(runtime_text)) if runtime_text is not None else {}
+    except json.JSONDecodeError as exc:
+        raise StoreCorrupt(db.shown, f"conversation {conversation_id!r}: {exc}") from exc
+    return snapshot, runtime
+
+
+def context_size(db: Database, conversation_id: str) -> int:
+    """How many messages :func:`load_saved` gives, counted without reading them.
+
+    Raises:
+        ConversationNotFound: no such id.
+        StoreCorrupt: the snapshot cannot be read.
+    """
+    snapshot, _ = stored_state(db, conversation_id)
+    try:
+        entries, base_seq, _ = _outline(snapshot)
+    except (KeyError, TypeError) as exc:
+        raise _unreadable(db, conversation_id, exc) from exc
+    rows = db.read(
+        "SELECT COUNT(*) FROM forge_messages WHERE conversation_id = ? AND seq > ?",
+        (conversation_id, base_seq),
+    )
+    return len(entries) + cast(int, rows[0][0])
+
+
+def _unreadable(db: Database, conversation_id: str, exc: Exception) -> StoreCorrupt:
+    return StoreCorrupt(
+        db.shown, f"conversation {conversation_id!r}: unreadable snapshot ({exc!r:.200})"
+    )
+
+
+def _outline(snapshot: JsonObject | None) -> tuple[list[JsonValue], int, int]:
+    """The entries of ``snapshot``, its base seq and its usage floor (none, 0, 0 without one)."""
+    if snapshot is None:
+        return [], 0, 0
+    entries = snapshot["entries"]
+    base_seq, usage_floor = snapshot["base_seq"], snapshot["usage_floor"]
+    if not isinstance(entries, list):
+        raise TypeError("entries must be a list")
+    if not isinstance(base_seq, int) or not isinstance(usage_floor, int):
+        raise TypeError("base_seq and usage_floor must be integers")
+    return entries, base_seq, usage_floor
 
 
 def _entries(
@@ -125,9 +177,7 @@ def _entries(
     messages: list[ContextMessage] = []
     lineage: list[tuple[int, ...]] = []
     origin: list[int | None] = []
-    if snapshot is None:
-        return messages, lineage, origin, 0, 0
-    entries = cast(list[JsonValue], snapshot["entries"])
+    entries, base_seq, usage_floor = _outline(snapshot)
     wanted = [entry for entry in entries if isinstance(entry, int)]
     by_seq = _models(db, conversation_id, wanted)
     for entry in entries:
@@ -141,9 +191,6 @@ def _entries(
             messages.append(load_message(str(item["model"]), "{}"))
             lineage.append(from_ranges(ranges))
             origin.append(None)
-    base_seq, usage_floor = snapshot["base_seq"], snapshot["usage_floor"]
-    if not isinstance(base_seq, int) or not isinstance(usage_floor, int):
-        raise TypeError("base_seq and usage_floor must be integers")
     return messages, lineage, origin, base_seq, usage_floor
 
 

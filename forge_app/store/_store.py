@@ -12,48 +12,50 @@ serialise on the conversation's row, so sequence numbers and refs stay unique.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import cast
 
-from forge_app.errors import ConversationNotFound, UnknownRef
-from forge_app.store._backend import CONNECT_TIMEOUT, Cursor, Database, Param, connect
+from forge_app.errors import ConversationNotFound
+from forge_app.store._archives import (
+    all_archives,
+    archived_originals,
+    insert_archives,
+    new_refs,
+    one_archive,
+)
+from forge_app.store._backend import BATCH_ROWS, CONNECT_TIMEOUT, Cursor, Database, Param, connect
 from forge_app.store._records import (
-    REF_PREFIX,
     ArchiveInfo,
     ArchiveKind,
     ConversationInfo,
     NewArchive,
     SearchHit,
     StoredMessage,
-    archive_info,
     conversation_info,
-    json_list,
     parse_ref,
     stored_row,
 )
 from forge_app.store._schema import migrate
 from forge_app.store._search import search_messages
-from forge_app.store._snapshot import SavedConversation, Snapshot, load_saved
+from forge_app.store._snapshot import (
+    SavedConversation,
+    Snapshot,
+    context_size,
+    load_saved,
+    stored_state,
+)
 from forge_app.store._url import parse_store_url
 from forge_domain import ContextMessage, JsonObject
 
 __all__: list[str] = []
 
-_BATCH = 500
-"""Rows per multi-row insert (SQLite allows 32,766 parameters per statement)."""
 _SELECT_CONVERSATIONS = (
     "SELECT c.id, c.agent, c.created_at, c.updated_at, c.next_seq - 1, "
     "(SELECT COUNT(*) FROM forge_archives a WHERE a.conversation_id = c.id) "
     "FROM forge_conversations c"
 )
 """The columns :func:`conversation_info` reads, of every conversation."""
-_SELECT_ARCHIVES = (
-    "SELECT id, ref, kind, created_at, engine, reason, result, replaced, replacement "
-    "FROM forge_archives WHERE conversation_id = ?"
-)
-"""The columns :func:`archive_info` reads, of one conversation's archives."""
 
 
 def _now() -> str:
@@ -69,16 +71,6 @@ def _seq_allocation(count: int, runtime: str | None) -> tuple[str, list[Param]]:
         sets.append("runtime = ?")
         params.append(runtime)
     return ", ".join(sets), params
-
-
-def _refs(kinds: Sequence[ArchiveKind], next_c: int, next_t: int) -> list[str]:
-    """The refs of new archives of ``kinds``: each kind numbered on from its next number."""
-    following = {"span": next_c, "message": next_t}
-    refs: list[str] = []
-    for kind in kinds:
-        refs.append(f"{REF_PREFIX[kind]}{following[kind]}")
-        following[kind] += 1
-    return refs
 
 
 class SessionStore:
@@ -143,7 +135,7 @@ class SessionStore:
         ``runtime`` (JSON), when given, replaces the saved runtime state in the same
         transaction.
         """
-        if self.dialect == "postgresql" and 0 < len(messages) <= _BATCH:
+        if self.dialect == "postgresql" and 0 < len(messages) <= BATCH_ROWS:
             return self._append_in_one_statement(conversation_id, messages, runtime)
         with self._db.write() as cursor:
             return self._append(cursor, conversation_id, messages, runtime)
@@ -190,8 +182,10 @@ class SessionStore:
             raise ConversationNotFound(self.url, conversation_id)
         first = cast(int, rows[0][0])
         seqs = tuple(range(first, first + count))
-        for at in range(0, count, _BATCH):
-            chunk = list(zip(seqs[at : at + _BATCH], messages[at : at + _BATCH], strict=True))
+        for at in range(0, count, BATCH_ROWS):
+            chunk = list(
+                zip(seqs[at : at + BATCH_ROWS], messages[at : at + BATCH_ROWS], strict=True)
+            )
             values: list[Param] = []
             for seq, message in chunk:
                 values.extend((conversation_id, seq, *stored_row(message)))
@@ -260,50 +254,9 @@ class SessionStore:
             )
             if not rows:
                 raise ConversationNotFound(self.url, conversation_id)
-            refs = _refs(kinds, cast(int, rows[0][0]), cast(int, rows[0][1]))
+            refs = new_refs(kinds, cast(int, rows[0][0]), cast(int, rows[0][1]))
             archives, snapshot = build(tuple(refs))
-            ids: dict[str, int] = {}
-            for at in range(0, len(refs), _BATCH):
-                values: list[Param] = []
-                chunk = list(zip(refs[at : at + _BATCH], archives[at : at + _BATCH], strict=True))
-                for ref, archive in chunk:
-                    values.extend(
-                        (
-                            conversation_id,
-                            ref,
-                            archive.kind,
-                            now,
-                            archive.engine,
-                            archive.reason,
-                            None if archive.result is None else json.dumps(archive.result),
-                            json_list(archive.replaced),
-                            json_list(archive.replacement),
-                        )
-                    )
-                inserted = cursor.run(
-                    "INSERT INTO forge_archives (conversation_id, ref, kind, created_at, engine, "
-                    "reason, result, replaced, replacement) VALUES "
-                    + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
-                    + " RETURNING id, ref",
-                    values,
-                )
-                ids.update((str(ref), cast(int, archive_id)) for archive_id, ref in inserted)
-            ranges = [
-                (ids[ref], lo, hi)
-                for ref, archive in zip(refs, archives, strict=True)
-                for lo, hi in archive.seqs
-            ]
-            for at in range(0, len(ranges), _BATCH):
-                chunk_ranges = ranges[at : at + _BATCH]
-                cursor.run(
-                    "INSERT INTO forge_archive_ranges (archive_id, conversation_id, lo, hi) VALUES "
-                    + ", ".join(["(?, ?, ?, ?)"] * len(chunk_ranges)),
-                    [
-                        v
-                        for archive_id, lo, hi in chunk_ranges
-                        for v in (archive_id, conversation_id, lo, hi)
-                    ],
-                )
+            insert_archives(cursor, conversation_id, now, refs, archives)
             if snapshot is not None:
                 cursor.run(
                     "UPDATE forge_conversations SET snapshot = ? WHERE id = ?",
@@ -314,22 +267,7 @@ class SessionStore:
     def archives(self, conversation_id: str) -> list[ArchiveInfo]:
         """Every archive of the conversation, oldest first."""
         self.conversation(conversation_id)
-        rows = self._db.read(_SELECT_ARCHIVES + " ORDER BY id", (conversation_id,))
-        ranges = self._ranges(conversation_id)
-        return [archive_info(row, ranges.get(cast(int, row[0]), ())) for row in rows]
-
-    def _ranges(
-        self, conversation_id: str, archive_id: int | None = None
-    ) -> dict[int, tuple[tuple[int, int], ...]]:
-        sql = "SELECT archive_id, lo, hi FROM forge_archive_ranges WHERE conversation_id = ?"
-        params: list[Param] = [conversation_id]
-        if archive_id is not None:
-            sql += " AND archive_id = ?"
-            params.append(archive_id)
-        found: dict[int, list[tuple[int, int]]] = {}
-        for archive, lo, hi in self._db.read(sql + " ORDER BY lo", params):
-            found.setdefault(cast(int, archive), []).append((cast(int, lo), cast(int, hi)))
-        return {key: tuple(value) for key, value in found.items()}
+        return all_archives(self._db, conversation_id)
 
     def search(
         self,
@@ -361,6 +299,14 @@ class SessionStore:
         """
         return load_saved(self._db, self.conversation(conversation_id))
 
+    def context_size(self, conversation_id: str) -> int:
+        """How many messages :meth:`load` gives, counted without reading them."""
+        return context_size(self._db, conversation_id)
+
+    def runtime(self, conversation_id: str) -> JsonObject:
+        """The runtime state saved with the latest turn (empty before the first)."""
+        return stored_state(self._db, conversation_id)[1]
+
     def archive(self, conversation_id: str, ref: str) -> ArchiveInfo:
         """The archive ``ref`` of the conversation.
 
@@ -370,19 +316,11 @@ class SessionStore:
         """
         parse_ref(self.url, conversation_id, ref)
         self.conversation(conversation_id)
-        rows = self._db.read(_SELECT_ARCHIVES + " AND ref = ?", (conversation_id, ref.strip()))
-        if not rows:
-            raise UnknownRef(self.url, conversation_id, ref)
-        archive_id = cast(int, rows[0][0])
-        return archive_info(rows[0], self._ranges(conversation_id, archive_id).get(archive_id, ()))
+        return one_archive(self._db, conversation_id, ref)
 
     def expand(self, conversation_id: str, ref: str) -> list[StoredMessage]:
         """The original messages archive ``ref`` stands for, byte for byte as they joined."""
-        archive = self.archive(conversation_id, ref)
-        out: list[StoredMessage] = []
-        for lo, hi in archive.seqs:
-            out.extend(self.originals(conversation_id, lo, hi))
-        return out
+        return archived_originals(self._db, conversation_id, self.archive(conversation_id, ref))
 
 
 def open_store(url: str, *, connect_timeout: int = CONNECT_TIMEOUT) -> SessionStore:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 
 import pytest
 
@@ -169,3 +170,48 @@ def test_history_run_with_store_keeps_the_live_conversation(store_url, tmp_path)
     assert (messages[-1]["role"], messages[-1]["content"]) == ("assistant", "forty-two")
     assert len(messages) == 2 + 12 * 2
     assert re.search(r"\bc1\b.*span", shown.stderr)
+
+
+def _compacted_then_appended(url: str) -> int:
+    """A conversation of five originals, three under a summary, then one more; the size of
+    its loaded context."""
+    from forge_app.store import ConversationRecorder, open_store
+    from forge_domain import Context, TextMessage
+
+    texts = ("build it", "running make", "make failed", "fix the Makefile")
+    before = Context([TextMessage.system("You build."), *map(TextMessage.user, texts)])
+    summary = before[1].model_copy(update={"content": "Summary: make failed."})
+    with open_store(url) as store:
+        recorder = ConversationRecorder.start(store, "conv", "coder")
+        after = recorder.compacted(
+            before, Context([before[0], summary, before[4]]), engine="frame", reason="manual",
+            result=None,
+        )  # fmt: skip
+        recorder.sync(Context([*after, TextMessage.user("and test it")]))
+        return len(store.load("conv").messages)
+
+
+def _garble_messages(url: str) -> None:
+    sql = "UPDATE forge_messages SET model = 'not a message', body = 'not json'"
+    if url.startswith("sqlite"):
+        database = sqlite3.connect(url.removeprefix("sqlite:///"))
+        database.execute(sql)
+        database.commit()
+        database.close()
+        return
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as server:
+        server.execute(sql)
+
+
+def test_history_show_counts_the_context_without_parsing_its_messages(store_url: str) -> None:
+    in_context = _compacted_then_appended(store_url)
+    _garble_messages(store_url)
+    shown = forge("history", "show", "conv", "--store", store_url)
+    assert (shown.returncode, in_context, shown.stderr.splitlines()[0]) == (
+        0,
+        4,
+        "conversation conv (agent coder): 6 original messages, 4 in the current context, "
+        "1 archive refs",
+    )

@@ -62,8 +62,13 @@ async def test_store_every_original_is_in_context_or_expands_byte_identical(stor
             expanded = {m.body for ref in named for m in store.expand(conversation.id, ref)}
             lost = [i for i, m in enumerate(raw) if _canonical(m) not in final | expanded]
             exported = [m.body for m in store.originals(conversation.id)]
-            report[path.name] = (lost, exported == [_canonical(m) for m in raw])
-    assert report == {path.name: ([], True) for path in session_paths()}
+            size = store.context_size(conversation.id)
+            report[path.name] = (
+                lost,
+                exported == [_canonical(m) for m in raw],
+                size == len(store.load(conversation.id).messages),
+            )
+    assert report == {path.name: ([], True, True) for path in session_paths()}
     assert compactions > 50  # the window is small enough that most sessions compact often
     assert {ref[0] for ref in seen_refs} == {"c"}  # at 6,000 tokens no output outlives a summary
 
