@@ -66,7 +66,12 @@ if not TYPE_CHECKING:  # a star import brings what it can load, without naming a
 
 
 def __getattr__(name: str) -> object:
-    """Import an adapter's module (and so its framework) on first use."""
+    """Import an adapter's module (and so its framework) on first use.
+
+    A missing framework raises :class:`AdapterUnavailable`, an ``ImportError``, so ``hasattr``
+    raises it too: ``from forge_app.adapters import X`` would turn an ``AttributeError`` into
+    a bare "cannot import name". ``name in __all__`` tells whether the framework is installed.
+    """
     if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module, framework, packages, extra = _LAZY[name]

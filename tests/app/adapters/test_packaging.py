@@ -78,6 +78,29 @@ def test_a_missing_framework_names_the_extra_to_install():
     )
 
 
+def test_a_from_import_of_a_missing_framework_names_the_extra_and_all_omits_it() -> None:
+    # hasattr(forge_app.adapters, name) therefore raises: from-import starts with that very
+    # hasattr, and an AttributeError there would become a bare "cannot import name".
+    code = (
+        "import sys\n"
+        "sys.modules['langchain'] = None\n"
+        "import forge_app.adapters\n"
+        "print('ForgeCompactionMiddleware' in forge_app.adapters.__all__)\n"
+        "try:\n"
+        "    from forge_app.adapters import ForgeCompactionMiddleware\n"
+        "except ImportError as exc:\n"
+        "    print(type(exc).__name__, exc)\n"
+    )
+
+    result = _python(code)
+
+    assert result.stdout.strip().splitlines() == [
+        "False",
+        "AdapterUnavailable the LangChain adapter needs LangChain: "
+        "pip install 'forge-compact[langchain]'",
+    ]
+
+
 def test_a_star_import_brings_the_adapters_whose_framework_is_installed():
     code = (
         "import sys\n"
