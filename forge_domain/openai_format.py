@@ -14,8 +14,6 @@ import math
 from collections.abc import Collection, Mapping
 from typing import Final, cast
 
-from pydantic import TypeAdapter
-
 from forge_domain._format_carry import shown as shown  # re-exported for the files layer
 from forge_domain._format_carry import with_extra
 from forge_domain.errors import InvalidMessage, InvalidTranscript
@@ -343,18 +341,7 @@ def messages_from_openai(raw: object) -> list[ContextMessage]:
     """Read a whole OpenAI message list."""
     if not isinstance(raw, list):
         raise InvalidTranscript([f"expected a list of messages, got {json_type_name(raw)}"])
-    plain = [_plain_fields(item) for item in raw]
-    # The plain messages of each model are validated in one call, then all are put in order.
-    texts = iter(_PLAIN_TEXTS.validate_python([f for f in plain if f and "role" in f]))
-    results = iter(_PLAIN_RESULTS.validate_python([f for f in plain if f and "call_id" in f]))
-    return [
-        message_from_openai(index, item)
-        if fields is None
-        else next(texts)
-        if "role" in fields
-        else next(results)
-        for index, (item, fields) in enumerate(zip(raw, plain, strict=True))
-    ]
+    return [_plain_message(item) or message_from_openai(i, item) for i, item in enumerate(raw)]
 
 
 _PLAIN_ROLES = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
@@ -362,21 +349,16 @@ _PLAIN_TEXT_KEYS = frozenset({"role", "content", "tool_calls"})
 _PLAIN_TOOL_KEYS = frozenset({"role", "tool_call_id", "content"})
 _PLAIN_CALL_KEYS = frozenset({"id", "type", "function"})
 _PLAIN_FUNCTION_KEYS = frozenset({"name", "arguments"})
-_PLAIN_TEXTS: Final = TypeAdapter(list[TextMessage])
-_PLAIN_RESULTS: Final = TypeAdapter(list[ToolResult])
 
 
-def _plain_fields(raw: object) -> dict[str, object] | None:
-    """The fields of ``message_from_openai(index, raw)`` that differ from their defaults,
-    for a message of the plain shape most messages have, else None (the general reader
-    then reads it, or says what is wrong).
+def _plain_message(raw: object) -> ContextMessage | None:
+    """``message_from_openai(index, raw)`` for a message of the plain shape most messages
+    have, else None (the general reader then reads it, or says what is wrong).
 
     Plain: a system, user or assistant message with text (or null) content and plain tool
-    calls (a ``role`` field: a :class:`TextMessage`), or a tool result with text content
-    (a ``call_id`` field: a :class:`ToolResult`); no other key. ``messages_from_openai``
-    validates the fields of each model's messages in one call: about twice as fast as the
-    general reader's ``model_construct`` of every field, and 500 bytes smaller per message;
-    one validation of the list saves the ``__init__`` of each message and call
+    calls, or a tool result with text content; no other key. Its model is built with only
+    the fields that differ from their defaults, validated: about twice as fast as the
+    general reader's ``model_construct`` of every field, and 500 bytes smaller per message
     (plans/008-performance.md).
     """
     if type(raw) is not dict:
@@ -385,26 +367,26 @@ def _plain_fields(raw: object) -> dict[str, object] | None:
     if role == "tool":
         call_id = raw.get("tool_call_id")
         if raw.keys() <= _PLAIN_TOOL_KEYS and type(content) is str and type(call_id) is str:
-            return {"call_id": call_id, "content": content} if call_id else None
+            return ToolResult(call_id=call_id, content=content) if call_id else None
         return None
     if type(role) is not str or role not in _PLAIN_ROLES or not raw.keys() <= _PLAIN_TEXT_KEYS:
         return None
     if "content" not in raw or not (content is None or type(content) is str):
         return None
     if "tool_calls" not in raw:
-        return {"role": _PLAIN_ROLES[role], "content": content}
+        return TextMessage(role=_PLAIN_ROLES[role], content=content)
     calls = _plain_calls(raw["tool_calls"])
     if calls is None:
         return None
-    return {"role": _PLAIN_ROLES[role], "content": content, "tool_calls": calls}
+    return TextMessage(role=_PLAIN_ROLES[role], content=content, tool_calls=calls)
 
 
-def _plain_calls(raw: object) -> list[dict[str, str]] | None:
-    """The fields of the calls of a plain ``tool_calls`` list (``id``, ``type: function``,
-    a ``function`` of ``name`` and ``arguments``, nothing else), or None."""
+def _plain_calls(raw: object) -> tuple[ToolCall, ...] | None:
+    """The calls of a plain ``tool_calls`` list (``id``, ``type: function``, a ``function``
+    of ``name`` and ``arguments``, nothing else), or None."""
     if type(raw) is not list:
         return None
-    calls: list[dict[str, str]] = []
+    calls: list[ToolCall] = []
     for call in raw:
         if type(call) is not dict or call.keys() != _PLAIN_CALL_KEYS:
             return None
@@ -416,8 +398,8 @@ def _plain_calls(raw: object) -> list[dict[str, str]] | None:
             return None
         if type(call_id) is not str or not call_id or type(name) is not str or not name:
             return None
-        calls.append({"id": call_id, "name": name, "arguments": arguments})
-    return calls
+        calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+    return tuple(calls)
 
 
 def _parts_to_openai(parts: tuple[ContentPart, ...]) -> list[JsonValue]:

@@ -1,9 +1,9 @@
 """The plain-shape reader of OpenAI messages builds what the general reader builds.
 
-``messages_from_openai`` reads messages of the plain shape most transcripts hold from
-``_plain_fields`` (the fields that differ from their defaults, validated together, one
-list per model) and every other message with ``message_from_openai``. Both must give
-equal messages, with equal estimates, that write back to the input, in the input's order.
+``messages_from_openai`` reads messages of the plain shape most transcripts hold with
+``_plain_message`` (validated construction of the fields that differ from their defaults)
+and every other message with ``message_from_openai``. Both must give equal messages, with
+equal estimates, that write back to the input, in the input's order.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 
 from forge_domain.json import JsonObject
 from forge_domain.openai_format import (
-    _plain_fields,
+    _plain_message,
     message_from_openai,
     message_to_openai,
     messages_from_openai,
@@ -84,12 +84,12 @@ def test_messages_from_openai_reads_each_shape_as_the_general_reader(name, raw):
 
 @pytest.mark.parametrize(("name", "raw"), PLAIN, ids=[n for n, _ in PLAIN])
 def test_plain_messages_take_the_plain_reader(name, raw):
-    assert _plain_fields(raw) is not None
+    assert _plain_message(raw) is not None
 
 
 @pytest.mark.parametrize(("name", "raw"), OTHER, ids=[n for n, _ in OTHER])
 def test_other_messages_are_left_to_the_general_reader(name, raw):
-    assert _plain_fields(raw) is None
+    assert _plain_message(raw) is None
 
 
 @pytest.mark.parametrize(
@@ -104,7 +104,7 @@ def test_other_messages_are_left_to_the_general_reader(name, raw):
     ids=["empty-call-id", "null-tool-content", "unhashable-role", "empty-id", "number-content"],
 )
 def test_plain_reader_leaves_malformed_messages_to_the_general_reader(raw):
-    assert _plain_fields(raw) is None
+    assert _plain_message(raw) is None
 
 
 def test_messages_from_openai_keeps_the_order_of_plain_and_other_messages():
