@@ -406,13 +406,13 @@ def _parts_to_openai(parts: tuple[ContentPart, ...]) -> list[JsonValue]:
     out: list[JsonValue] = []
     for part in parts:
         if isinstance(part, TextPart):
-            out.append({"type": "text", "text": part.text, **part.extra})
+            out.append(with_extra({"type": "text", "text": part.text}, part.extra))
         elif isinstance(part, ImagePart):
             image: JsonObject = {"url": part.url}
             if part.detail is not None:
                 image["detail"] = part.detail
             with_extra(image, part.url_extra)
-            out.append({"type": "image_url", "image_url": image, **part.extra})
+            out.append(with_extra({"type": "image_url", "image_url": image}, part.extra))
         else:
             out.append(dict(part.raw))
     return out
@@ -444,7 +444,9 @@ def tool_call_to_openai(call: ToolCall) -> JsonObject:
     out: JsonObject = {"id": call.id}
     if call.call_type is not None:
         out["type"] = call.call_type
-    out["function"] = {"name": call.name, "arguments": call.arguments, **call.function_extra}
+    out["function"] = with_extra(
+        {"name": call.name, "arguments": call.arguments}, call.function_extra
+    )
     with_extra(out, call.extra)
     return out
 

@@ -543,6 +543,57 @@ def test_context_to_openai_never_lets_extra_override_a_field():
 
 
 @pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        (
+            TextMessage(
+                role=Role.USER,
+                content=(TextPart(text="kept", extra={"text": "extra", "type": "x", "k": 1}),),
+            ),
+            {"role": "user", "content": [{"type": "text", "text": "kept", "k": 1}]},
+        ),
+        (
+            TextMessage(
+                role=Role.USER,
+                content=(ImagePart(url="data:,", extra={"image_url": "extra", "k": 1}),),
+            ),
+            {
+                "role": "user",
+                "content": [{"type": "image_url", "image_url": {"url": "data:,"}, "k": 1}],
+            },
+        ),
+        (
+            TextMessage(
+                role=Role.ASSISTANT,
+                tool_calls=(
+                    ToolCall(
+                        id="c",
+                        name="kept",
+                        arguments="{}",
+                        function_extra={"name": "extra", "arguments": "[]", "k": 1},
+                    ),
+                ),
+            ),
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": "c",
+                        "type": "function",
+                        "function": {"name": "kept", "arguments": "{}", "k": 1},
+                    }
+                ],
+            },
+        ),
+    ],
+    ids=["text-part", "image-part", "function"],
+)
+def test_context_to_openai_never_lets_a_part_or_call_extra_override_a_field(message, expected):
+    assert Context([message]).to_openai() == [expected]
+
+
+@pytest.mark.parametrize(
     ("raw", "update", "expected"),
     [
         (
