@@ -1,10 +1,13 @@
-"""Realistic fake secrets, as they show up in agent sessions (shared by the redaction tests).
+"""Realistic fake secrets, as they show up in agent sessions, and ``redact``'s plain form
+(shared by the redaction tests).
 
 Each row is ``(form, text, secret)``: ``text`` is a command line or a sentence holding
 ``secret``, which must never reach a summarising model nor a written summary.
 """
 
 from __future__ import annotations
+
+from forge_app.summary._redaction import _RULES
 
 SECRET_FAKES: tuple[tuple[str, str, str], ...] = (
     (
@@ -112,3 +115,13 @@ SECRET_FAKES: tuple[tuple[str, str, str], ...] = (
     ),
 )
 """22 fakes of the forms secrets take in coding sessions."""
+
+
+def redacted_by_every_rule(text: str) -> str:
+    """``redact`` without its shortcuts (one search for any hint, a rule's ``needs`` and
+    gate): each rule whose hint the text holds, in order."""
+    folded = text.lower()
+    for rule in _RULES:
+        if any(hint in folded for hint in rule.hints):
+            text = rule.pattern.sub(rule.replace, text)
+    return text

@@ -34,7 +34,7 @@ from forge_domain import (
 )
 from tests.app.engine_sessions import coding_agent, coding_session
 from tests.app.fake_openai_server import FakeOpenAIServer, Reply
-from tests.app.secret_fakes import SECRET_FAKES
+from tests.app.secret_fakes import SECRET_FAKES, redacted_by_every_rule
 
 KEY = "sk-proj-4fG7hK2mN9pQ1rS5tU8vW3xY6zA0bC"
 NOTE = TextItem(text="[omitted: 2 token=abc123def456 notes]", omitted=(("narration", 2),))
@@ -216,16 +216,6 @@ def test_redact_secrets_reaches_the_evidence_of_a_failure():
     assert actual == _summary(failed(f"error: bad key {REDACTED} | exit code 1"))
 
 
-def _every_rule(text: str) -> str:
-    """``redact`` without its shortcuts (one search for any hint, a rule's ``needs``): each
-    rule whose hint the text holds."""
-    folded = text.lower()
-    for rule in _RULES:
-        if any(hint in folded for hint in rule.hints):
-            text = rule.pattern.sub(rule.replace, text)
-    return text
-
-
 _PIECES = [
     *sorted({hint for rule in _RULES for hint in rule.hints}),
     "API_KEY",
@@ -244,7 +234,7 @@ _PIECES = [
 
 @given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
 def test_redact_gives_what_every_rule_gives(text):
-    assert redact(text) == _every_rule(text)
+    assert redact(text) == redacted_by_every_rule(text)
 
 
 @pytest.mark.parametrize(("text", "secret"), [p.values for p in FAKES])

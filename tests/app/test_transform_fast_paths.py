@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from benchmarks.generator import generate_session
 from forge_app.files._transcripts import parse_transcript
 from forge_app.summary import SummaryTransformer
-from forge_app.summary._redaction import _FOLDS_TO_ASCII, _RULES, redact
+from forge_app.summary._redaction import _FOLDS_TO_ASCII, redact
 from forge_app.summary.transformers._keep_last_operation import (
     aggregate_operations,
     keep_last_operations,
@@ -42,6 +42,7 @@ from forge_domain import (
     ToolCallItem,
 )
 from forge_domain.summary import SummaryItem
+from tests.app.secret_fakes import redacted_by_every_rule
 from tests.sessions import session_paths
 
 # -- merging calls: the with_earlier fold -----------------------------------------------------
@@ -207,15 +208,6 @@ def test_merging_calls_gives_what_folding_gives_on_every_session(summaries):
 # -- redaction: the assignment rule's gate ----------------------------------------------------
 
 
-def _every_rule(text: str) -> str:
-    """``redact`` without its shortcuts: each rule whose hint the text holds."""
-    folded = text.lower()
-    for rule in _RULES:
-        if any(hint in folded for hint in rule.hints):
-            text = rule.pattern.sub(rule.replace, text)
-    return text
-
-
 _PIECES = [
     "api",
     "API",
@@ -255,7 +247,7 @@ _PIECES = [
 
 @given(st.lists(st.sampled_from(_PIECES), max_size=10).map("".join))
 def test_redact_with_the_assignment_gate_gives_what_every_rule_gives(text):
-    assert redact(text) == _every_rule(text)
+    assert redact(text) == redacted_by_every_rule(text)
 
 
 def test_redact_gives_what_every_rule_gives_on_every_session_string(summaries):
@@ -265,7 +257,7 @@ def test_redact_gives_what_every_rule_gives_on_every_session_string(summaries):
         for value in re.findall(r'"((?:[^"\\]|\\.)*)"', summary.model_dump_json())
     }
     texts = [json.loads(f'"{value}"') for value in strings]
-    assert [redact(text) for text in texts] == [_every_rule(text) for text in texts]
+    assert [redact(text) for text in texts] == [redacted_by_every_rule(text) for text in texts]
 
 
 def test_the_characters_folding_to_ascii_are_every_one_ignoring_case_matches_with_ascii():
