@@ -26,7 +26,8 @@ from benchmarks import ours
 from benchmarks.generator import generate_session
 from forge_app.compaction._compactor import Compactor
 from forge_app.files._transcripts import parse_transcript
-from forge_app.summary._budget import drop_oldest_narration, fit_summary, limit_texts
+from forge_app.summary._budget import drop_oldest_narration, limit_texts
+from forge_app.summary._fit_summary import fit_summary
 from forge_app.summary.transformers._keep_last_operation import aggregate_operations
 from forge_domain import Compact, Context, ContextMessage, Role, TextMessage
 from forge_domain.carry import accumulated_usage, carry_reasoning

@@ -30,10 +30,10 @@ from forge_app.summary import earlier_summary
 from forge_app.summary._budget import (
     MIN_TEXT_LIMIT,
     drop_oldest_narration,
-    fit_summary,
     limit_texts,
     longest_text,
 )
+from forge_app.summary._fit_summary import fit_summary
 from forge_app.summary._frame import SummaryFrame, is_summary_text
 from forge_app.summary.transformers import SummaryTransformer, redaction_memo
 from forge_app.summary.transformers._keep_last_operation import aggregate_operations

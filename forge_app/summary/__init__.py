@@ -5,7 +5,6 @@ Depends on ``forge_domain`` and ``forge_app.errors`` only.
 
 from forge_app.summary._budget import (
     COMMAND_LIMIT,
-    OMISSION_NOTE,
     TRUNCATION_MARKER,
     drop_oldest_narration,
     limit_texts,
@@ -18,6 +17,7 @@ from forge_app.summary._frame import (
     default_template_dir,
     is_summary_text,
 )
+from forge_app.summary._omission import OMISSION_NOTE
 from forge_app.summary._read_frame import (
     EARLIER_SUMMARY_LIMIT,
     EARLIER_SUMMARY_NOTE,

@@ -31,13 +31,14 @@ from functools import lru_cache
 
 from pydantic import ValidationError
 
-from forge_app.summary._budget import OMISSION_NOTE, omission_note, truncate_text
+from forge_app.summary._budget import truncate_text
 from forge_app.summary._frame import (
     SUMMARY_MARKER,
     SUMMARY_PREAMBLE,
     SummaryFrame,
     is_summary_text,
 )
+from forge_app.summary._omission import OMISSION_NOTE, omission_note
 from forge_domain.messages import Role
 from forge_domain.summary import (
     ContextSummary,

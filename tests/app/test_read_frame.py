@@ -7,8 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forge_app.compaction.llm._prompt import framed, summary_body
-from forge_app.summary._budget import omission_note, truncate_text
+from forge_app.summary._budget import truncate_text
 from forge_app.summary._frame import SUMMARY_MARKER, SUMMARY_PREAMBLE, SummaryFrame
+from forge_app.summary._omission import omission_note
 from forge_app.summary._read_frame import (
     EARLIER_SUMMARY_LIMIT,
     EARLIER_SUMMARY_NOTE,

@@ -12,16 +12,18 @@ from forge_app.summary._budget import (
     COMMAND_LIMIT,
     MIN_TEXT_LIMIT,
     SHORT_COMMAND,
+    drop_oldest_narration,
+    limit_texts,
+    truncate_text,
+)
+from forge_app.summary._fit_summary import (
     SHORT_EVIDENCE,
     _short_command,
     _short_evidence,
-    drop_oldest_narration,
     fit_summary,
-    limit_texts,
-    omission_note,
-    truncate_text,
 )
 from forge_app.summary._frame import SummaryFrame
+from forge_app.summary._omission import omission_note
 from forge_domain import Role, Todo, TodoChange
 from forge_domain.summary import (
     ContextSummary,

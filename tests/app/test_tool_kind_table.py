@@ -1,7 +1,7 @@
 """The app's per-kind behaviour comes from TOOL_KIND_TABLE: frame line, merge key, pruning
 targets and the lines a budget keeps; a kind added to the table needs no edit in the app.
 
-The one per-kind list left in the app is the budget's ``_NOUNS`` (how an omission note
+The one per-kind list left in the app is the omission note's ``_NOUNS`` (how an omission note
 names a kind's calls); the test below checks it names every kind.
 """
 
@@ -13,8 +13,9 @@ from typing import Literal
 import pytest
 
 from forge_app.compaction._pruning import _TARGET_KEYS, _target_keys
-from forge_app.summary._budget import _KEPT_KINDS, _NOUNS
+from forge_app.summary._fit_summary import _KEPT_KINDS
 from forge_app.summary._frame import SummaryFrame
+from forge_app.summary._omission import _NOUNS
 from forge_app.summary.transformers._keep_last_operation import _key_of, operation_key
 from forge_domain import (
     TOOL_KIND_TABLE,

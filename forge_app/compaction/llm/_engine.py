@@ -58,7 +58,7 @@ from forge_app.compaction.llm._serialize import (
 from forge_app.compaction.llm._span import Span, SpanFrame, find_span, frame_of
 from forge_app.compaction.llm._splice import splice_summary
 from forge_app.errors import EngineUnavailable, SummaryAuthFailed
-from forge_app.summary._budget import fit_summary
+from forge_app.summary._fit_summary import fit_summary
 from forge_app.summary._frame import SUMMARY_MARKER, SUMMARY_PREAMBLE, SummaryFrame
 from forge_app.summary._redaction import redact
 from forge_app.summary.transformers import SummaryTransformer

@@ -18,7 +18,7 @@ from forge_app.compaction._compactor import is_summary_message, prepared_summary
 from forge_app.compaction._messages import with_content
 from forge_app.compaction.llm._prompt import END_MARKER, SUMMARY_TITLE, summary_body
 from forge_app.summary import read_frame
-from forge_app.summary._budget import fit_summary
+from forge_app.summary._fit_summary import fit_summary
 from forge_domain.messages import ContextMessage, Role, TextMessage
 from forge_domain.summary import ContextSummary, SummaryBlock
 from forge_domain.tool_catalog import ToolCatalog
