@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Final
 
 from forge_domain._anthropic_blocks import REASONING_TYPES, fail, read_call, read_part
-from forge_domain._format_carry import bare_text, restore_fields, shown, split_carry
+from forge_domain._format_carry import bare_result, bare_text, restore_fields, shown, split_carry
 from forge_domain.errors import InvalidMessage
 from forge_domain.json import JsonObject, JsonValue, json_type_name
 from forge_domain.messages import (
@@ -107,14 +107,11 @@ def _result(index: int, where: str, block: JsonObject, carry: JsonObject) -> Too
             index, f"{where}.is_error", f"expected a boolean, got {json_type_name(is_error)}"
         )
     modelled = ("type", "tool_use_id", "content") + (("is_error",) if is_error else ())
-    result = ToolResult.model_construct(
-        kind="tool",
-        call_id=call_id,
-        name=None,
-        content=content,
+    result = bare_result(
+        call_id,
+        content,
+        flagged({k: v for k, v in block.items() if k not in modelled}, flags),
         is_error=is_error,
-        usage=None,
-        extra=flagged({k: v for k, v in block.items() if k not in modelled}, flags),
     )
     if "message" in carry:
         result = restore_fields(

@@ -20,7 +20,8 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from forge_domain.errors import InvalidMessage
 from forge_domain.json import JsonObject, JsonValue
-from forge_domain.messages import Content, Role, TextMessage
+from forge_domain.messages import Content, ContentPart, Role, TextMessage, ToolResult
+from forge_domain.usage import Usage
 
 CARRY_KEY = "_forge"
 """The reserved key holding what the format could not say (``{"message": {...}}`` …)."""
@@ -154,5 +155,26 @@ def bare_text(
         summary_data=None,
         wire_role=wire_role,
         content_absent=False,
+        extra=extra,
+    )
+
+
+def bare_result(
+    call_id: str,
+    content: str | tuple[ContentPart, ...],
+    extra: JsonObject,
+    *,
+    is_error: bool = False,
+    name: str | None = None,
+    usage: Usage | None = None,
+) -> ToolResult:
+    """A tool result of checked values, built without validation (as the codecs read)."""
+    return ToolResult.model_construct(
+        kind="tool",
+        call_id=call_id,
+        name=name,
+        content=content,
+        is_error=is_error,
+        usage=usage,
         extra=extra,
     )

@@ -10,7 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from forge_domain._format_carry import CARRY_KEY, bare_text, restore_fields, shown, split_carry
+from forge_domain._format_carry import (
+    CARRY_KEY,
+    bare_result,
+    bare_text,
+    restore_fields,
+    shown,
+    split_carry,
+)
 from forge_domain.errors import InvalidMessage
 from forge_domain.json import JsonObject, JsonValue, json_type_name
 from forge_domain.messages import (
@@ -133,15 +140,7 @@ def _output(index: int, item: JsonObject, item_type: str) -> ToolResult:
     extra = {k: v for k, v in item.items() if k not in ("type", "call_id", "output")}
     if item_type == "custom_tool_call_output":
         extra[ITEM_MARK] = "custom"
-    return ToolResult.model_construct(
-        kind="tool",
-        call_id=_string(index, item, "call_id", non_empty=True),
-        name=None,
-        content=output,
-        is_error=False,
-        usage=None,
-        extra=extra,
-    )
+    return bare_result(_string(index, item, "call_id", non_empty=True), output, extra)
 
 
 def _opaque(item: JsonObject, item_type: str) -> TextMessage:

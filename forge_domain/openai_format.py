@@ -14,8 +14,8 @@ import math
 from collections.abc import Collection, Mapping
 from typing import Final, cast
 
+from forge_domain._format_carry import bare_result, with_extra
 from forge_domain._format_carry import shown as shown  # re-exported for the files layer
-from forge_domain._format_carry import with_extra
 from forge_domain.errors import InvalidMessage, InvalidTranscript
 from forge_domain.json import JsonObject, JsonValue, json_type_name
 from forge_domain.messages import (
@@ -326,14 +326,13 @@ def _tool_from_openai(index: int, message: JsonObject) -> ToolResult:
         raise InvalidMessage(
             index, "is_error", f"expected a boolean, got {json_type_name(is_error)}"
         )
-    return ToolResult.model_construct(
-        kind="tool",
-        call_id=call_id,
-        name=_optional_str(index, message, "name"),
-        content=content,
+    return bare_result(
+        call_id,
+        content,
+        _unmodelled(message, _TOOL_KEYS),
         is_error=is_error,
+        name=_optional_str(index, message, "name"),
         usage=None if message.get("usage") is None else read_usage(index, message["usage"]),
-        extra=_unmodelled(message, _TOOL_KEYS),
     )
 
 
