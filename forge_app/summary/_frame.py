@@ -106,6 +106,28 @@ def default_template_dir() -> Path:
     raise TemplateNotFound(checkout, TEMPLATE_NAME)
 
 
+@lru_cache(maxsize=16)
+def _compiled(directory: Path, mtime_ns: int, size: int) -> jinja2.Template:
+    """The template of ``directory``, compiled once per version of its file (``mtime_ns``
+    and ``size`` are the key's part that changes when it is edited).
+
+    Compiling takes about 13 ms; engines build a frame per compactor, and a replay or an
+    ``eval`` run builds hundreds (239 for ``eval`` of the 11 shared sessions: half its
+    time). A compiled template renders from any number of frames.
+    """
+    del mtime_ns, size  # only part of the cache key
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(directory),
+        autoescape=False,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters.update(fence=fence, code=code, oneline=oneline)
+    return environment.get_template(TEMPLATE_NAME)
+
+
 class SummaryFrame:
     """Renders summaries with ``forge-partial-summary-frame.md`` from ``template_dir``."""
 
@@ -121,19 +143,12 @@ class SummaryFrame:
             jinja2.TemplateSyntaxError: the template is not valid Jinja2.
         """
         directory = default_template_dir() if template_dir is None else Path(template_dir)
-        if not (directory / TEMPLATE_NAME).is_file():
+        template = directory / TEMPLATE_NAME
+        if not template.is_file():
             raise TemplateNotFound(directory, TEMPLATE_NAME)
         self.template_dir = directory
-        environment = jinja2.Environment(
-            loader=jinja2.FileSystemLoader(directory),
-            autoescape=False,
-            undefined=jinja2.StrictUndefined,
-            keep_trailing_newline=True,
-            trim_blocks=True,
-            lstrip_blocks=True,
-        )
-        environment.filters.update(fence=fence, code=code, oneline=oneline)
-        self._template = environment.get_template(TEMPLATE_NAME)
+        stat = template.stat()
+        self._template = _compiled(directory.resolve(), stat.st_mtime_ns, stat.st_size)
 
     def render(self, summary: ContextSummary) -> str:
         """The Markdown frame for ``summary``.

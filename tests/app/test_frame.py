@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import jinja2
@@ -399,6 +400,34 @@ def test_frame_custom_template_dir(tmp_path):
     fixture = _summary((Role.USER, (TextItem(text="a"), TextItem(text="b"))))
     actual = SummaryFrame(tmp_path).render(fixture)
     assert actual == "User:2\n"
+
+
+def test_frames_of_one_template_share_its_compilation(tmp_path):
+    (tmp_path / TEMPLATE_NAME).write_text("{{ marker }}", encoding="utf-8")
+
+    first, second = SummaryFrame(tmp_path), SummaryFrame(tmp_path)
+
+    assert first._template is second._template
+
+
+def test_a_frame_built_after_its_template_changed_renders_the_new_one(tmp_path):
+    template = tmp_path / TEMPLATE_NAME
+    template.write_text("old", encoding="utf-8")
+    before = SummaryFrame(tmp_path).render(ContextSummary())
+    template.write_text("new text", encoding="utf-8")
+    os.utime(template, ns=(0, template.stat().st_mtime_ns + 1_000_000))
+
+    after = SummaryFrame(tmp_path).render(ContextSummary())
+
+    assert (before, after) == ("old", "new text")
+
+
+def test_a_template_that_does_not_compile_fails_every_frame(tmp_path):
+    (tmp_path / TEMPLATE_NAME).write_text("{% for %}", encoding="utf-8")
+
+    for _ in range(2):
+        with pytest.raises(jinja2.TemplateSyntaxError):
+            SummaryFrame(tmp_path)
 
 
 def test_frame_custom_template_with_unknown_name_fails_loudly(tmp_path):
