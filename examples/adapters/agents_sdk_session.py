@@ -83,6 +83,7 @@ async def main() -> None:
         )
     items = await session.get_items()
     print(f"compactions: {len(session.compactions)}, items kept: {len(items)}")
+    await session.aclose()  # the engine's resources (the llm engine's HTTP client)
 
 
 if __name__ == "__main__":

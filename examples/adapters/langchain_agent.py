@@ -96,3 +96,4 @@ if __name__ == "__main__":
             f"{compaction.original_tokens} -> {compaction.compacted_tokens} tokens"
         )
     print(f"compactions: {len(middleware.compactions)}, messages kept: {len(state['messages'])}")
+    middleware.close()  # the engine's resources (the llm engine's HTTP client) and event loop

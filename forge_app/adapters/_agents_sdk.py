@@ -13,6 +13,7 @@ when a trigger fires, and writes the items back
 is lossless, so every item the compaction did not touch is written back
 exactly as it was; the summary is one user message item. A call whose output
 has not been added yet is kept out of the compaction and stays last.
+``aclose()`` (or ``async with``) releases what the engine holds.
 
 The module imports nothing from the SDK at run time: the protocol is structural.
 """
@@ -20,7 +21,8 @@ The module imports nothing from the SDK at run time: the protocol is structural.
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING, cast
+from types import TracebackType
+from typing import TYPE_CHECKING, Self, cast
 
 import anyio
 
@@ -53,8 +55,11 @@ class ForgeSession:
 
     ::
 
-        session = ForgeSession("chat-1", Compact(token_threshold=20_000))
-        await Runner.run(agent, "fix the failing test", session=session)
+        async with ForgeSession("chat-1", Compact(token_threshold=20_000)) as session:
+            await Runner.run(agent, "fix the failing test", session=session)
+
+    Leaving the ``async with`` (or :meth:`aclose`) releases what the engine holds (the
+    ``llm`` engine's HTTP client); the items stay readable, a wrapped ``store`` open.
     """
 
     session_settings: SessionSettings | None = None
@@ -138,6 +143,21 @@ class ForgeSession:
             if self.store is not None:
                 return await self.store.pop_item()
             return self._items.pop() if self._items else None
+
+    async def aclose(self) -> None:
+        """Release what the engine holds (the ``llm`` engine's HTTP client); not the ``store``."""
+        await self.compactor.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
 
     async def clear_session(self) -> None:
         """Remove every item."""

@@ -7,13 +7,27 @@ context at or over the threshold. A compaction that still leaves it over is not
 retried on every call: the compactor waits until the context has grown by 10%
 of the threshold (the live loop's guard and its ``RETRY_GROWTH``, simplified; see
 :class:`~forge_app.runtime.CompactionHandler`).
+
+The compactor owns its engine: :meth:`HistoryCompactor.close` (or ``aclose``, or
+``with``) releases what the engine holds (the ``llm`` engine's HTTP client).
+Synchronous callers compact on the compactor's own event loop
+(:meth:`HistoryCompactor.compact_blocking`), the same one until it is closed: an HTTP
+client keeps its connections alive, bound to the loop that opened them, so a
+fresh loop per call (``anyio.run``) would reuse a connection of a closed loop.
 """
 
 from __future__ import annotations
 
-import structlog
+import threading
+from contextlib import ExitStack
+from types import TracebackType
+from typing import Self
 
-from forge_app.compaction import resolve_engine
+import structlog
+from anyio import to_thread
+from anyio.from_thread import BlockingPortal, start_blocking_portal
+
+from forge_app.compaction import close_engine, resolve_engine
 from forge_app.runtime.plugins._compaction import RETRY_GROWTH
 from forge_domain.agent import Agent
 from forge_domain.compact import Compact
@@ -83,6 +97,9 @@ class HistoryCompactor:
         """Every compaction applied, oldest first."""
         self._hold: int | None = None
         self._summaries: dict[str, JsonObject] = {}
+        self._portal: BlockingPortal | None = None
+        self._portal_exit = ExitStack()
+        self._portal_lock = threading.Lock()
 
     def restore(self, message: ContextMessage) -> ContextMessage:
         """``message`` with its structured summary back, when it is a summary this compactor wrote.
@@ -161,3 +178,64 @@ class HistoryCompactor:
             return None
         self._remember(current)
         return current
+
+    def compact_blocking(self, context: Context) -> Context | None:
+        """:meth:`compact` for synchronous code, on this compactor's own event loop.
+
+        The loop runs in a thread started on first use and is the same for every
+        call until :meth:`close`, so the engine's HTTP connections stay usable. Any
+        thread may call it, one that runs an event loop too (blocked meanwhile).
+        """
+        with self._portal_lock:
+            if self._portal is None:
+                self._portal = self._portal_exit.enter_context(start_blocking_portal())
+            portal = self._portal
+        return portal.call(self.compact, context)
+
+    def _stop_portal(self) -> BlockingPortal | None:
+        """The sync callers' loop, taken out of service (its thread stops at ``_portal_exit``)."""
+        with self._portal_lock:
+            portal, self._portal = self._portal, None
+        return portal
+
+    def close(self) -> None:
+        """Release what the engine holds (the ``llm`` engine's HTTP client) and stop the loop.
+
+        For synchronous use (:meth:`compact_blocking`); after :meth:`compact` call
+        :meth:`aclose` in the event loop that compacted. An engine passed in is closed too;
+        a client passed to that engine is left open (the engine's rule).
+        """
+        portal = self._stop_portal()
+        with self._portal_exit, ExitStack() as scratch:
+            if portal is None:
+                portal = scratch.enter_context(start_blocking_portal())
+            portal.call(close_engine, self.engine)
+
+    async def aclose(self) -> None:
+        """Release what the engine holds, in the running event loop (see :meth:`close`)."""
+        if self._portal is not None:  # the engine's connections belong to that loop
+            await to_thread.run_sync(self.close)
+        else:
+            await close_engine(self.engine)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -14,17 +14,21 @@ Triggers use LangChain's vocabulary: ``("tokens", N)``, ``("messages", N)``,
 ``("fraction", F)`` of the model's window, or a list of them (any one fires);
 ``keep=("messages", N)`` is the retention window. Everything else comes from the
 agent's ``compact:`` settings.
+
+A sync agent's compactions run on the middleware's own event loop (a thread
+started on first use), the same for every call, so an HTTP client the engine
+keeps (the ``llm`` engine's) never meets a closed loop. ``close()`` after sync
+runs, ``aclose()`` after async ones (or ``with`` / ``async with``) releases the
+engine's resources and stops that loop.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal, TypeAlias
+from types import TracebackType
+from typing import Any, Literal, Self, TypeAlias
 
-import anyio
 from langchain.agents.middleware.types import AgentMiddleware, AgentState
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import (
@@ -53,6 +57,7 @@ from forge_app.adapters._convert import (
 from forge_app.errors import UnsupportedHistory
 from forge_domain.agent import Agent
 from forge_domain.compact import Compact
+from forge_domain.context import Context
 from forge_domain.engine import ContextEngine
 from forge_domain.messages import ContextMessage, Role, ToolCall, ToolResult
 from forge_domain.result import CompactionResult
@@ -192,15 +197,13 @@ def _new_message(message: ContextMessage) -> BaseMessage:
 class ForgeCompactionMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     """Compacts an agent's messages before each model call (for ``create_agent``).
 
-    One instance per conversation (engines keep state per conversation)::
+    One instance per conversation (engines keep state per conversation), closed
+    when it is over (``with``, or :meth:`close`; ``async with`` / :meth:`aclose`
+    after ``ainvoke``)::
 
-        agent = create_agent(
-            model,
-            tools=[...],
-            middleware=[
-                ForgeCompactionMiddleware(trigger=("tokens", 20_000), keep=("messages", 6))
-            ],
-        )
+        with ForgeCompactionMiddleware(trigger=("tokens", 20_000), keep=("messages", 6)) as m:
+            agent = create_agent(model, tools=[...], middleware=[m])
+            agent.invoke({"messages": [...]})
     """
 
     def __init__(
@@ -236,9 +239,12 @@ class ForgeCompactionMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         """Every compaction applied so far, oldest first."""
         return self.compactor.compactions
 
-    async def _update(self, messages: Sequence[AnyMessage]) -> dict[str, Any] | None:
-        history = History(list(messages), _Converter(), self.compactor.restore)
-        compacted = await self.compactor.compact(history.context)
+    def _history(self, state: AgentState[Any]) -> History[AnyMessage]:
+        return History(list(state["messages"]), _Converter(), self.compactor.restore)
+
+    def _update(
+        self, history: History[AnyMessage], compacted: Context | None
+    ) -> dict[str, Any] | None:
         if compacted is None:
             return None
         out: list[BaseMessage] = [RemoveMessage(id=REMOVE_ALL_MESSAGES)]
@@ -255,17 +261,50 @@ class ForgeCompactionMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
         return {"messages": out}
 
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        """Compact the state's messages when a trigger fires (sync agents)."""
-        messages = state["messages"]
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # no event loop in this thread: run one
-            return anyio.run(self._update, messages)
-        with ThreadPoolExecutor(max_workers=1) as pool:  # an event loop runs in this thread
-            return pool.submit(anyio.run, self._update, messages).result()
+        """Compact the state's messages when a trigger fires (sync agents).
+
+        The engine runs on the middleware's own event loop (a thread), the same for
+        every call until :meth:`close`.
+        """
+        history = self._history(state)
+        return self._update(history, self.compactor.compact_blocking(history.context))
 
     async def abefore_model(
         self, state: AgentState[Any], runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """Compact the state's messages when a trigger fires (async agents)."""
-        return await self._update(state["messages"])
+        history = self._history(state)
+        return self._update(history, await self.compactor.compact(history.context))
+
+    def close(self) -> None:
+        """Release what the engine holds (the ``llm`` engine's HTTP client), after sync runs.
+
+        Also stops the middleware's event loop; ``with middleware:`` calls it.
+        """
+        self.compactor.close()
+
+    async def aclose(self) -> None:
+        """Release what the engine holds, after async runs (``async with middleware:``)."""
+        await self.compactor.aclose()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

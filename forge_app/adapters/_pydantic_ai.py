@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from types import TracebackType
+from typing import TYPE_CHECKING, Literal, Self
 
 from pydantic_ai.messages import (
     BaseToolCallPart,
@@ -310,6 +311,8 @@ class ForgeHistoryProcessor:
     (``ProcessHistory(processor)`` is the same; pydantic-ai 1.x took
     ``history_processors=[processor]``.) It compacts only when one of the
     agent's triggers fires; :attr:`compactions` records each compaction.
+    When the conversation is over, :meth:`aclose` (or ``async with processor:``)
+    releases what the engine holds (the ``llm`` engine's HTTP client).
     """
 
     def __init__(
@@ -358,3 +361,18 @@ class ForgeHistoryProcessor:
         for segment in history.splice(compacted):
             assembler.add(segment)
         return assembler.finish()
+
+    async def aclose(self) -> None:
+        """Release what the engine holds (the ``llm`` engine's HTTP client)."""
+        await self.compactor.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
