@@ -43,7 +43,8 @@ Formats (``kind`` in ``SOURCES``):
     ``text`` blocks joined by a blank line, ``tool_use`` blocks become ``tool_calls``
     (``input`` serialised as JSON), ``thinking`` blocks dropped. ``tool_result`` blocks become
     ``tool`` messages right after their call (a list of text parts is joined with newlines);
-    other user content becomes a user message. Side-chain (sub-agent) records are skipped.
+    other user content becomes a user message. Side-chain (sub-agent) records are skipped,
+    except in a sub-agent's own file (``select="sidechain"``), where every record is one.
 ``openhands_llm_log``
     OpenHands agent-sdk completion log with prompt-based ("non function calling") tool use:
     the ``messages`` sent, then the model's raw reply (``raw_response``) as the last
@@ -58,6 +59,24 @@ Formats (``kind`` in ``SOURCES``):
     question as a separate line, which is kept). The log holds neither aider's system prompt
     nor the file contents it adds to each request, and ``/clear`` reset the model's history:
     the session is the user-visible dialogue, not one exact model context.
+``codex_rollout``
+    Codex CLI rollout JSONL (``~/.codex/sessions``): the ``response_item`` records, which are
+    the Responses API items the model was sent. ``session_meta.base_instructions`` becomes the
+    system message and ``developer`` messages become system messages (both come before the
+    first user item); the text parts of a message are joined by a blank line. An assistant
+    message and the ``function_call`` items that follow it (one model response, until a
+    result or a ``reasoning`` item) form one assistant turn; ``function_call_output`` becomes
+    a ``tool`` message. ``custom_tool_call`` (freeform ``apply_patch``) becomes a tool call
+    whose arguments are ``{"input": <the patch>}`` as JSON. ``reasoning`` items (encrypted)
+    and hosted ``web_search_call`` items (no output item in the rollout) are dropped, as are
+    ``event_msg``/``turn_context`` records (UI events and settings that duplicate the items).
+``gemini_cli``
+    Gemini CLI chat file (``~/.gemini/tmp/<hash>/chats/session-*.json``): ``user`` messages
+    and ``gemini`` replies; each reply's ``toolCalls`` become ``tool_calls`` (``args``
+    serialised as JSON) followed by one ``tool`` message per call, holding the
+    ``functionResponse.response`` sent back to the model (its ``output`` text when that is
+    the only key, else the object as JSON). ``thoughts`` are dropped. No system prompt is
+    recorded.
 """
 
 from __future__ import annotations
@@ -91,7 +110,7 @@ class Source:
     agent: str
     model: str
     task: str
-    select: str = ""  # aider: the session's start stamp
+    select: str = ""  # aider: the session's start stamp; claude_code: "sidechain"
 
 
 SOURCES: tuple[Source, ...] = (
@@ -200,6 +219,67 @@ SOURCES: tuple[Source, ...] = (
         task="aider's own website: rework the blame chart (developer session)",
         select="2024-08-13 13:42:45",
     ),
+    Source(
+        name="codex-gpt55-compaction-config",
+        repo="codemie-ai/codemie-code",
+        commit="8e8d4ce5ad2dfae14cb26caf5d3cddebee929990",
+        path="src/agents/plugins/codex/__tests__/fixtures/"
+        "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
+        kind="codex_rollout",
+        licence="Apache-2.0",
+        agent="Codex CLI 0.125.0 (codex-tui, native tool calls, Responses API)",
+        model="gpt-5.5 (turn_context.model)",
+        task="codemie-code: show the tools, then set the default context compaction to 90%",
+    ),
+    Source(
+        name="geminicli-gemini3pro-explore-hello",
+        repo="codemie-ai/codemie-code",
+        commit="8e8d4ce5ad2dfae14cb26caf5d3cddebee929990",
+        path="tests/integration/metrics/fixtures/gemini/"
+        "session-2026-01-16T11-01-file-ops-37b7abef.json",
+        kind="gemini_cli",
+        licence="Apache-2.0",
+        agent="Gemini CLI (native function calling)",
+        model="gemini-3-pro",
+        task="show tools; explore a repository for adaptability and security issues; edit hello.md",
+    ),
+    Source(
+        name="claudecode-opus46-spotter-a0y",
+        repo="marot/spotter",
+        commit="8cc42b0bd39d04e71e509d7d58e6782ab435329f",
+        path="test/fixtures/transcripts/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl",
+        kind="claude_code",
+        licence="MIT",
+        agent="Claude Code 2.1.39 (native tool use)",
+        model="claude-opus-4-6",
+        task="spotter (Elixir/Phoenix) bead spotter-a0y: implement its subtasks",
+    ),
+    Source(
+        name="claudecode-sonnet45-subagent-dov",
+        repo="marot/spotter",
+        commit="8cc42b0bd39d04e71e509d7d58e6782ab435329f",
+        path="test/fixtures/transcripts/4d5611e5-241a-462a-8d15-5122611a9569/subagents/"
+        "agent-a2898e3.jsonl",
+        kind="claude_code",
+        licence="MIT",
+        agent="Claude Code 2.1.39 sub-agent (Task tool, native tool use)",
+        model="claude-sonnet-4-5-20250929",
+        task="spotter: Explore sub-agent, study how two LiveViews render transcripts",
+        select="sidechain",
+    ),
+    Source(
+        name="claudecode-haiku45-subagent-0rt",
+        repo="marot/spotter",
+        commit="8cc42b0bd39d04e71e509d7d58e6782ab435329f",
+        path="test/fixtures/transcripts/6c2214d7-b87e-4432-8e41-22ba294ea584/subagents/"
+        "agent-afc096d.jsonl",
+        kind="claude_code",
+        licence="MIT",
+        agent="Claude Code 2.1.39 sub-agent (Task tool, native tool use)",
+        model="claude-haiku-4-5-20251001",
+        task="spotter: Explore sub-agent, map an Elixir/Phoenix project's structure",
+        select="sidechain",
+    ),
 )
 
 
@@ -296,7 +376,7 @@ def _tool_result_text(block: dict[str, Any], notes: Counter[str]) -> str:
     return "\n".join(parts)
 
 
-def convert_claude_code(text: str, notes: Counter[str]) -> list[Message]:
+def convert_claude_code(text: str, select: str, notes: Counter[str]) -> list[Message]:
     """Claude Code JSONL: merge each API message's blocks, pair tool results with calls."""
     out: list[Message] = []
     current: Message | None = None
@@ -321,7 +401,7 @@ def convert_claude_code(text: str, notes: Counter[str]) -> list[Message]:
         if record.get("type") not in ("user", "assistant"):
             notes[f"record_{record.get('type')}_skipped"] += 1
             continue
-        if record.get("isSidechain"):
+        if record.get("isSidechain") and select != "sidechain":
             notes["sidechain_record_skipped"] += 1
             continue
         message = record["message"]
@@ -378,6 +458,102 @@ def convert_openhands_llm_log(text: str, notes: Counter[str]) -> list[Message]:
     return out
 
 
+def _joined_text(parts: list[dict[str, Any]], notes: Counter[str]) -> str:
+    texts = [part["text"] for part in parts if "text" in part]
+    if len(texts) < len(parts):
+        notes["non_text_parts_dropped"] += len(parts) - len(texts)
+    if len(texts) > 1:
+        notes["text_parts_joined"] += 1
+    return "\n\n".join(texts)
+
+
+def convert_codex_rollout(text: str, notes: Counter[str]) -> list[Message]:
+    """Codex CLI rollout: the Responses API items, one assistant turn per model response."""
+    out: list[Message] = []
+    turn: Message | None = None  # the assistant message new calls join, until a result
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        payload = record.get("payload") or {}
+        if record["type"] == "session_meta":
+            instructions = (payload.get("base_instructions") or {}).get("text")
+            if instructions:
+                out.append({"role": "system", "content": instructions})
+            continue
+        if record["type"] != "response_item":
+            notes[f"record_{record['type']}_skipped"] += 1
+            continue
+        kind = payload["type"]
+        if kind == "message":
+            role = {"developer": "system"}.get(payload["role"], payload["role"])
+            content = _joined_text(payload["content"], notes)
+            turn = {"role": role, "content": content}
+            out.append(turn)
+            if role != "assistant":
+                turn = None
+        elif kind in ("function_call", "custom_tool_call"):
+            if kind == "function_call":
+                arguments = payload["arguments"]
+            else:
+                arguments = json.dumps({"input": payload["input"]}, ensure_ascii=False)
+                notes["custom_tool_input_wrapped_as_json"] += 1
+            if turn is None:
+                turn = {"role": "assistant", "content": ""}
+                out.append(turn)
+            turn.setdefault("tool_calls", []).append(
+                tool_call(payload["call_id"], payload["name"], arguments)
+            )
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            output = payload["output"]
+            if not isinstance(output, str):
+                output = json.dumps(output, ensure_ascii=False)
+                notes["structured_output_serialised"] += 1
+            out.append({"role": "tool", "tool_call_id": payload["call_id"], "content": output})
+            turn = None
+        elif kind == "reasoning":
+            notes["reasoning_item_dropped"] += 1
+            turn = None
+        else:
+            notes[f"{kind}_item_dropped"] += 1
+    return out
+
+
+def convert_gemini_cli(text: str, notes: Counter[str]) -> list[Message]:
+    """Gemini CLI chat file: user messages, replies with their tool calls and results."""
+    out: list[Message] = []
+    for message in json.loads(text)["messages"]:
+        content = message["content"]
+        if isinstance(content, list):
+            content = _joined_text(content, notes)
+        if message["type"] == "user":
+            out.append({"role": "user", "content": content})
+            continue
+        if message["type"] != "gemini":
+            notes[f"message_{message['type']}_skipped"] += 1
+            continue
+        if message.get("thoughts"):
+            notes["thoughts_dropped"] += 1
+        converted: Message = {"role": "assistant", "content": content}
+        calls = message.get("toolCalls") or []
+        if calls:
+            converted["tool_calls"] = [
+                tool_call(c["id"], c["name"], json.dumps(c["args"], ensure_ascii=False))
+                for c in calls
+            ]
+        out.append(converted)
+        for call in calls:
+            (result,) = call["result"]
+            response = result["functionResponse"]["response"]
+            if set(response) == {"output"}:
+                output = response["output"]
+            else:
+                output = json.dumps(response, ensure_ascii=False)
+                notes["response_object_serialised"] += 1
+            out.append({"role": "tool", "tool_call_id": call["id"], "content": output})
+    return out
+
+
 _USER = re.compile(r"^####(?: (.*?))?  $")
 _CONSOLE = re.compile(r"^>.*  $")
 
@@ -427,11 +603,15 @@ def convert(source: Source, text: str) -> tuple[list[Message], Counter[str]]:
     elif source.kind == "sweagent_history":
         messages = convert_sweagent_history(text, notes)
     elif source.kind == "claude_code":
-        messages = convert_claude_code(text, notes)
+        messages = convert_claude_code(text, source.select, notes)
     elif source.kind == "openhands_llm_log":
         messages = convert_openhands_llm_log(text, notes)
     elif source.kind == "aider_md":
         messages = convert_aider_md(text, source.select, notes)
+    elif source.kind == "codex_rollout":
+        messages = convert_codex_rollout(text, notes)
+    elif source.kind == "gemini_cli":
+        messages = convert_gemini_cli(text, notes)
     else:
         raise ValueError(f"unknown kind {source.kind!r}")
     return messages, notes
@@ -509,10 +689,11 @@ def main(argv: list[str] | None = None) -> int:
         roles = Counter(m["role"] for m in messages)
         calls = sum(len(m.get("tool_calls") or []) for m in messages)
         size = len(data.encode("utf-8"))
+        session = f" (session {source.select})" if source.kind == "aider_md" else ""
         rows.append(
             f"| {target.name} | {len(messages)} | {calls} | {chars(messages)} | {size} "
             f"| {source.agent} | {source.model} | {source.task} | {source.repo} "
-            f"| `{source.path}`{f' (session {source.select})' if source.select else ''} "
+            f"| `{source.path}`{session} "
             f"| `{source.commit}` | {source.licence} |"
         )
         if not args.table:
