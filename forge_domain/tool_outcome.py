@@ -47,11 +47,14 @@ _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _EXIT_CODE = re.compile(r"\[(?:Command finished|The command completed) with exit code (-?\d+)\.?\]")
 _LEADING_EXIT_CODE = re.compile(r"Exit code (-?\d+)\s*(?:\n|$)")
 _TRACEBACK = "Traceback (most recent call last)"
+_TOOL_USE_ERROR = "<tool_use_error>"
+_TOOL_USE_ERROR_END = "</tool_use_error>"
 _ERROR_PREFIXES = (
     "ERROR:",
     "Ran into [Errno",
     "Invalid `",
     "Your proposed edit has introduced new syntax error",
+    _TOOL_USE_ERROR,  # Claude Code
 )
 _SUCCESS_PREFIXES = ("Your command ran successfully",)
 
@@ -137,8 +140,11 @@ def output_outcome(output: str) -> Outcome:
        ``[The command completed with exit code N.]`` at the end;
     3. Claude Code's ``Exit code N`` as the first line;
     4. failed: an output that starts with ``ERROR:``, ``Ran into [Errno``,
-       ``Invalid ` `` (OpenHands' editor, v0 and SDK) or SWE-agent's ``Your proposed
-       edit has introduced new syntax error``, or holds a Python traceback;
+       ``Invalid ` `` (OpenHands' editor, v0 and SDK), SWE-agent's ``Your proposed
+       edit has introduced new syntax error`` or Claude Code's ``<tool_use_error>`` (a
+       refused call: a missing file, a file too large to read, a sibling call that
+       failed; its ``is_error`` flag is lost when a log is converted to chat messages),
+       or holds a Python traceback;
     5. ok: an output that starts with SWE-agent's ``Your command ran successfully``.
 
     Anything else is ``unknown``: no exit code, no error, no word of success. The
@@ -166,6 +172,8 @@ def output_reports_failure(output: str) -> bool:
 
 def _content_lines(text: str) -> list[str]:
     """The output's non-empty lines, stripped, without the markup agents wrap outputs in."""
+    if _TOOL_USE_ERROR in text:  # the tags around Claude Code's error, on its line
+        text = text.replace(_TOOL_USE_ERROR, "").replace(_TOOL_USE_ERROR_END, "")
     return [
         line for raw in text.splitlines() if (line := raw.strip()) and not _NOISE.fullmatch(line)
     ]

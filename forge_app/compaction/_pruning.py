@@ -88,7 +88,7 @@ def call_target(call: ToolCall) -> str | None:
     if value is None:
         return None
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return _one_line(text, _TARGET_CHARS)
+    return _cut(_one_line(text).replace("`", "'"), _TARGET_CHARS)  # it goes in a code span
 
 
 def describe_call(call: ToolCall | None, result: ToolResult) -> str:
@@ -109,9 +109,13 @@ def _size(result: ToolResult) -> str:
     return size if not images else f"{size}, {images} image{'s' if images > 1 else ''}"
 
 
-def _one_line(text: str, limit: int) -> str:
-    """``text`` redacted, on one line, without backticks, cut to ``limit`` characters."""
-    line = " ".join(redact(text).split()).replace("`", "'")
+def _one_line(text: str) -> str:
+    """``text`` redacted, on one line."""
+    return " ".join(redact(text).split())
+
+
+def _cut(line: str, limit: int) -> str:
+    """``line`` cut to ``limit`` characters, the cut marked ``…``."""
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
@@ -125,7 +129,7 @@ def placeholder(
     output = result.text
     outcome = catalog.outcome(result, output)
     evidence = catalog.evidence(result, output, outcome)
-    shown = None if evidence is None else _one_line(evidence, _EVIDENCE_CHARS)
+    shown = None if evidence is None else _cut(_one_line(evidence), _EVIDENCE_CHARS)
     return pruned_output(describe_call(call, result), outcome, shown, _size(result))
 
 
@@ -142,7 +146,7 @@ def duplicate_pointer(
     output = result.text
     outcome = catalog.outcome(result, output)
     evidence = catalog.evidence(result, output, outcome)
-    shown = None if evidence is None else _one_line(evidence, _EVIDENCE_CHARS)
+    shown = None if evidence is None else _cut(_one_line(evidence), _EVIDENCE_CHARS)
     described = f"{describe_call(call, result)} (same output as call {earlier_id})"
     return pruned_output(described, outcome, shown, _size(result))
 

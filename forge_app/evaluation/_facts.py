@@ -76,6 +76,9 @@ _SWE_EDIT = re.compile(r"^edit\s+\d+:\d+", re.M)
 _SWE_OPEN_FILE = re.compile(r"\(Open file: ([^)]+)\)")
 _AIDER_BLOCK = re.compile(r"^([^\s`][^\n`]*\.[\w]+)\n```[^\n]*\n<<<<<<< SEARCH", re.M)
 _DEV_NULL = {"/dev/null", "/dev/stdout", "/dev/stderr"}
+_REFUSED = re.compile(r"\s*<tool_use_error>(.*?)(?:</tool_use_error>)?\s*", re.S)
+"""Claude Code's refused call (a missing file, a sibling call that failed): its error flag,
+kept in the text when a log is converted to chat messages."""
 _MARKUP = re.compile(r"</?(?:returncode|output)>(?:\s*-?\d+\s*</returncode>)?")
 _PATH_LIKE = re.compile(r"[\w@%+=,./~-]+")
 
@@ -340,10 +343,19 @@ def _arguments(call: ToolCall) -> object:
 
 
 def _command_of(call: ToolCall) -> str:
-    """What a call ran: its ``command`` argument, else its name and arguments."""
+    """What a call ran: its ``command`` argument, else the file it acted on, else its first
+    string argument (what a context shows of the call, and a summary line names), else its
+    name and arguments."""
     arguments = _arguments(call)
-    command = arguments.get("command") if isinstance(arguments, dict) else None
-    return str(command) if command else f"{call.name} {call.arguments}"
+    if not isinstance(arguments, dict):
+        return f"{call.name} {call.arguments}"
+    command = arguments.get("command")
+    if command:
+        return str(command)
+    path = next((arguments[k] for k in _PATH_KEYS if isinstance(arguments.get(k), str)), None)
+    first = next((v for v in arguments.values() if isinstance(v, str) and v.strip()), None)
+    shown = path or first
+    return shown if shown else f"{call.name} {call.arguments}"
 
 
 def _commands_of(message: TextMessage) -> list[str]:
@@ -365,8 +377,9 @@ def _clean(path: str) -> str | None:
 def _failure(command: str, output: str, flagged: bool) -> Failure | None:
     """The failure ``output`` shows for ``command`` (``flagged``: the result says error)."""
     failed, evidence, code = _evidence(output)
-    if not failed and flagged:
-        lines = _content_lines(output)
+    refused = _REFUSED.fullmatch(output)
+    if not failed and (flagged or refused is not None):
+        lines = _content_lines(output if refused is None else refused.group(1))
         failed, evidence = True, lines[-1] if lines else None
     if not failed:
         return None

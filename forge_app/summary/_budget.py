@@ -43,14 +43,16 @@ _MARKED = re.compile(r" … \[truncated (\d+) chars\]$")
 
 
 def truncate_text(text: str, limit: int) -> str:
-    """``text`` cut to about ``limit`` characters, the cut marked visibly.
+    """``text`` cut to about ``limit`` characters, the cut marked visibly; ``text`` itself
+    when the marker would make it no shorter (a 57-character ask cut at 40 came out 63).
 
     A text cut before is cut again from its kept part, its marker counting both cuts (a
     summary folded into the next one is cut again, never marked twice).
     """
     if len(text) <= limit:
         return text
-    return cut_marked(*unmarked(text), limit)
+    cut = cut_marked(*unmarked(text), limit)
+    return cut if len(cut) < len(text) else text
 
 
 def unmarked(text: str) -> tuple[str, int]:

@@ -188,11 +188,11 @@ def _candidates(summary: ContextSummary) -> list[tuple[Position, int, Change]]:
 
 
 def _cut_ask(item: SummaryItem, limit: int) -> SummaryItem:
-    """A user text cut to ``limit`` characters, unless the marker would make it no shorter."""
+    """A user text cut to ``limit`` characters (:func:`truncate_text`: only when shorter)."""
     if not isinstance(item, TextItem) or item.is_omission:
         return item
     cut = truncate_text(item.text, limit)
-    return item.model_copy(update={"text": cut}) if len(cut) < len(item.text) else item
+    return item if cut is item.text else item.model_copy(update={"text": cut})
 
 
 def _asks_limited(summary: ContextSummary, limit: int) -> ContextSummary:

@@ -290,3 +290,26 @@ def test_a_summary_of_pruned_outputs_keeps_their_outcome_and_evidence():
             for success, evidence in lines(fixture)
         ]
     )
+
+
+def test_a_pruned_failure_keeps_its_evidence_word_for_word_backticks_included():
+    output = (
+        "<returncode>1</returncode>\n"
+        + "checking\n" * 600
+        + "lib/a.ex:3 Use `mix credo explain lib/a.ex:3` for details\n"
+    )
+    fixture = _session(("bash", '{"command": "mix credo `--strict`"}', output, False))
+    pruned = prune_tool_outputs(fixture, protect_from=len(fixture) - 2).context
+
+    def lines(context: Context) -> list[tuple[bool, str | None]]:
+        summary = ContextSummary.from_messages(list(context))
+        return [(item.is_success, item.evidence) for item in summary.tool_calls()]
+
+    placeholders = [m.text for m in pruned if m.text.startswith(PRUNED_MARKER)]
+    assert (placeholders, lines(pruned)) == (
+        [
+            "[tool output pruned: bash `mix credo '--strict'` -> failed: lib/a.ex:3 Use "
+            "`mix credo explain lib/a.ex:3` for details | exit code 1, 5,485 chars]"
+        ],
+        lines(fixture),
+    )

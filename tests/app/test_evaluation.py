@@ -79,6 +79,12 @@ FAILURES = [
         1,
     ),
     ("exit_code_only", "<returncode>1</returncode>\n<output>\n</output>", None, 1),
+    (
+        "claude_code_refused",
+        "<tool_use_error>File does not exist.</tool_use_error>",
+        "File does not exist.",
+        None,
+    ),
     ("success", "<returncode>0</returncode>\n<output>\nok\n</output>", None, None),
 ]
 
@@ -93,6 +99,25 @@ def test_extract_facts_reads_failures_with_their_evidence(output, evidence, code
     actual = (last.evidence, last.exit_code) if last is not None else None
 
     assert actual == (None if evidence is None and code is None else (evidence, code))
+
+
+def test_a_refused_read_is_a_failure_the_uncompacted_context_holds():
+    call = ToolCall(id="r1", name="Read", arguments=json.dumps({"file_path": "/w/lib/a.ex"}))
+    refused = "<tool_use_error>File does not exist.</tool_use_error>"
+    fixture = Context(
+        [
+            TextMessage.user("fix the parser"),
+            TextMessage.assistant(None, (call,)),
+            ToolResult(call_id="r1", content=refused),
+        ]
+    )
+
+    facts = extract_facts(fixture)
+
+    assert (facts.failures[0].command, retention(facts, fixture).failures) == (
+        "/w/lib/a.ex",
+        (1, 1),
+    )
 
 
 def test_extract_facts_separates_asks_from_text_protocol_observations():

@@ -48,14 +48,22 @@ FRAME = SummaryFrame()
 TRUNCATE_CASES = [
     ("short", 10, "short"),
     ("abcdefghij", 10, "abcdefghij"),
-    ("abcdefghijkl", 10, "abcdefghij … [truncated 2 chars]"),
-    ("abc   defgh", 6, "abc … [truncated 5 chars]"),
+    ("abcdefghij" + "k" * 40, 10, "abcdefghij … [truncated 40 chars]"),
+    ("abc   defgh" + "i" * 40, 6, "abc … [truncated 45 chars]"),
+    # the marker would make these no shorter: they stay as they are
+    ("abcdefghijkl", 10, "abcdefghijkl"),
+    ("a" * 57, 40, "a" * 57),
 ]
 
 
 @pytest.mark.parametrize(("text", "limit", "expected"), TRUNCATE_CASES)
 def test_truncate_text_marks_the_cut(text, limit, expected):
     assert truncate_text(text, limit) == expected
+
+
+@given(st.text(max_size=300), st.integers(min_value=0, max_value=300))
+def test_truncate_text_never_makes_a_text_longer(text, limit):
+    assert len(truncate_text(text, limit)) <= len(text)
 
 
 def _shell(command: str) -> ToolCallItem:
@@ -65,17 +73,25 @@ def _shell(command: str) -> ToolCallItem:
 def test_limit_texts_cuts_texts_and_commands():
     fixture = ContextSummary(
         blocks=(
-            SummaryBlock(role=Role.USER, contents=(TextItem(text="u" * 50),)),
+            SummaryBlock(role=Role.USER, contents=(TextItem(text="u" * 100),)),
             SummaryBlock(role=Role.ASSISTANT, contents=(_shell("x" * (COMMAND_LIMIT + 10)),)),
         )
     )
     actual = limit_texts(fixture, 45)
     expected = ContextSummary(
         blocks=(
-            SummaryBlock(role=Role.USER, contents=(TextItem(text=truncate_text("u" * 50, 45)),)),
+            SummaryBlock(
+                role=Role.USER,
+                contents=(TextItem(text="u" * 45 + " … [truncated 55 chars]"),),
+            ),
             SummaryBlock(
                 role=Role.ASSISTANT,
-                contents=(_shell(truncate_text("x" * (COMMAND_LIMIT + 10), SHORT_COMMAND)),),
+                contents=(
+                    _shell(
+                        "x" * SHORT_COMMAND
+                        + f" … [truncated {COMMAND_LIMIT + 10 - SHORT_COMMAND} chars]"
+                    ),
+                ),
             ),
         )
     )
@@ -84,7 +100,7 @@ def test_limit_texts_cuts_texts_and_commands():
 
 def test_limit_texts_never_cuts_below_the_minimum():
     fixture = ContextSummary(
-        blocks=(SummaryBlock(role=Role.ASSISTANT, contents=(_shell("grep -rn pattern " * 5),)),)
+        blocks=(SummaryBlock(role=Role.ASSISTANT, contents=(_shell("grep -rn pattern " * 10),)),)
     )
     actual = limit_texts(fixture, 0)
     expected = limit_texts(fixture, MIN_TEXT_LIMIT)

@@ -31,6 +31,8 @@ OUTCOME_ROWS = [
     ("swe-agent-ok", "Your command ran successfully and did not produce any output.", "ok"),
     ("swe-agent-lint", "Your proposed edit has introduced new syntax error(s).", "failed"),
     ("editor-error", "ERROR:\nNo replacement was performed", "failed"),
+    ("claude-code-refused", "<tool_use_error>File does not exist.</tool_use_error>", "failed"),
+    ("claude-code-sibling", "<tool_use_error>Sibling tool call errored</tool_use_error>", "failed"),
     ("traceback", 'Traceback (most recent call last):\n  File "x.py"\nValueError', "failed"),
     ("nothing-said", "total 4\ndrwxr-xr-x 2 root root 4096 .", "unknown"),
     ("empty", "", "unknown"),
@@ -79,6 +81,12 @@ EVIDENCE_ROWS = [
         "error(s).",
     ),
     ("exit-code-only", "<returncode>1</returncode>\n<output>\n</output>", "exit code 1"),
+    (
+        "claude-code-refused",
+        "<tool_use_error>File content (806.5KB) exceeds maximum allowed size (256KB)."
+        "</tool_use_error>",
+        "File content (806.5KB) exceeds maximum allowed size (256KB).",
+    ),
     (
         "openhands-trailer",
         "EXECUTION RESULT of [terminal]:\nbash: tree: command not found\n"
