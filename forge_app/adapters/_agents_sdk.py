@@ -21,12 +21,11 @@ The module imports nothing from the SDK at run time: the protocol is structural.
 from __future__ import annotations
 
 import uuid
-from types import TracebackType
-from typing import TYPE_CHECKING, Self, cast
+from typing import TYPE_CHECKING, cast
 
 import anyio
 
-from forge_app.adapters._compaction import HistoryCompactor
+from forge_app.adapters._compaction import AsyncClosing, HistoryCompactor
 from forge_domain.agent import Agent
 from forge_domain.compact import Compact
 from forge_domain.context import Context
@@ -50,7 +49,7 @@ rest. Every SDK store reads "the latest ``limit``", so a limit above any history
 length reads it all (kept within 32 bits for the backends' query limits)."""
 
 
-class ForgeSession:
+class ForgeSession(AsyncClosing):
     """A Responses-item session whose history is compacted by the agent's engine.
 
     ::
@@ -147,17 +146,6 @@ class ForgeSession:
     async def aclose(self) -> None:
         """Release what the engine holds (the ``llm`` engine's HTTP client); not the ``store``."""
         await self.compactor.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def clear_session(self) -> None:
         """Remove every item."""

@@ -66,7 +66,45 @@ def adapter_agent(settings: Agent | Compact | None, context_length: int | None =
     return agent
 
 
-class HistoryCompactor:
+class AsyncClosing:
+    """``async with``: :meth:`aclose` on the way out (every adapter holds an engine)."""
+
+    async def aclose(self) -> None:
+        """Release what the engine holds."""
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class Closing(AsyncClosing):
+    """``with`` too, for synchronous use: :meth:`close` on the way out."""
+
+    def close(self) -> None:
+        """Release what the engine holds, from synchronous code."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class HistoryCompactor(Closing):
     """Decides when a framework's history must shrink and shrinks it with the agent's engine."""
 
     def __init__(
@@ -217,25 +255,3 @@ class HistoryCompactor:
             await to_thread.run_sync(self.close)
         else:
             await close_engine(self.engine)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from types import TracebackType
-from typing import Any, Literal, Self, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from langchain.agents.middleware.types import AgentMiddleware, AgentState
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -43,7 +42,7 @@ from langchain_core.messages import (
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
-from forge_app.adapters._compaction import HistoryCompactor, adapter_agent
+from forge_app.adapters._compaction import Closing, HistoryCompactor, adapter_agent
 from forge_app.adapters._convert import (
     Added,
     Head,
@@ -194,7 +193,7 @@ def _new_message(message: ContextMessage) -> BaseMessage:
     return HumanMessage(message.text, additional_kwargs=dict(SUMMARY_SOURCE))
 
 
-class ForgeCompactionMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
+class ForgeCompactionMiddleware(AgentMiddleware[AgentState[Any], Any, Any], Closing):
     """Compacts an agent's messages before each model call (for ``create_agent``).
 
     One instance per conversation (engines keep state per conversation), closed
@@ -286,25 +285,3 @@ class ForgeCompactionMiddleware(AgentMiddleware[AgentState[Any], Any, Any]):
     async def aclose(self) -> None:
         """Release what the engine holds, after async runs (``async with middleware:``)."""
         await self.compactor.aclose()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from types import TracebackType
-from typing import TYPE_CHECKING, Literal, Self
+from typing import TYPE_CHECKING, Literal
 
 from pydantic_ai.messages import (
     BaseToolCallPart,
@@ -42,7 +41,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from forge_app.adapters._compaction import HistoryCompactor
+from forge_app.adapters._compaction import AsyncClosing, HistoryCompactor
 from forge_app.adapters._convert import (
     Added,
     Dropped,
@@ -299,7 +298,7 @@ def _rows(
     return list(zip(segment.messages, segment.sources, segment.unchanged, strict=True))
 
 
-class ForgeHistoryProcessor:
+class ForgeHistoryProcessor(AsyncClosing):
     """Compacts a pydantic-ai agent's history with forge-compact's engines.
 
     Use it as a history processor, one per conversation (engines keep state per
@@ -365,14 +364,3 @@ class ForgeHistoryProcessor:
     async def aclose(self) -> None:
         """Release what the engine holds (the ``llm`` engine's HTTP client)."""
         await self.compactor.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
