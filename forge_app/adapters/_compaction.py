@@ -19,7 +19,8 @@ fresh loop per call (``anyio.run``) would reuse a connection of a closed loop.
 from __future__ import annotations
 
 import threading
-from contextlib import ExitStack
+import weakref
+from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import Self
 
@@ -64,6 +65,32 @@ def adapter_agent(settings: Agent | Compact | None, context_length: int | None =
     if context_length is not None:
         agent = agent.model_copy(update={"context_length": context_length})
     return agent
+
+
+class _LoopThread:
+    """An event loop in a daemon thread, for synchronous callers, kept until stopped.
+
+    Stopped by :meth:`stop`, or when its owner is garbage-collected first: then from a new
+    thread, since the collector may run on the loop's own thread, which cannot wait for
+    itself to end (``RuntimeError: cannot join current thread`` from anyio's portal).
+    """
+
+    def __init__(self, owner: object) -> None:
+        manager = start_blocking_portal()
+        self.portal: BlockingPortal = manager.__enter__()
+        self._stop = weakref.finalize(owner, _stop_from_new_thread, manager)
+        self._stop.atexit = False  # a daemon thread ends with the interpreter
+
+    def stop(self) -> None:
+        """Stop the loop and wait for its thread (from any thread but the loop's own)."""
+        detached = self._stop.detach()
+        if detached is not None:
+            _, _, (manager,), _ = detached
+            manager.__exit__(None, None, None)
+
+
+def _stop_from_new_thread(manager: AbstractContextManager[BlockingPortal]) -> None:
+    threading.Thread(target=manager.__exit__, args=(None, None, None), daemon=True).start()
 
 
 class AsyncClosing:
@@ -135,9 +162,8 @@ class HistoryCompactor(Closing):
         """Every compaction applied, oldest first."""
         self._hold: int | None = None
         self._summaries: dict[str, JsonObject] = {}
-        self._portal: BlockingPortal | None = None
-        self._portal_exit = ExitStack()
-        self._portal_lock = threading.Lock()
+        self._loop: _LoopThread | None = None
+        self._loop_lock = threading.Lock()
 
     def restore(self, message: ContextMessage) -> ContextMessage:
         """``message`` with its structured summary back, when it is a summary this compactor wrote.
@@ -224,17 +250,11 @@ class HistoryCompactor(Closing):
         call until :meth:`close`, so the engine's HTTP connections stay usable. Any
         thread may call it, one that runs an event loop too (blocked meanwhile).
         """
-        with self._portal_lock:
-            if self._portal is None:
-                self._portal = self._portal_exit.enter_context(start_blocking_portal())
-            portal = self._portal
+        with self._loop_lock:
+            if self._loop is None:
+                self._loop = _LoopThread(self)
+            portal = self._loop.portal
         return portal.call(self.compact, context)
-
-    def _stop_portal(self) -> BlockingPortal | None:
-        """The sync callers' loop, taken out of service (its thread stops at ``_portal_exit``)."""
-        with self._portal_lock:
-            portal, self._portal = self._portal, None
-        return portal
 
     def close(self) -> None:
         """Release what the engine holds (the ``llm`` engine's HTTP client) and stop the loop.
@@ -243,15 +263,20 @@ class HistoryCompactor(Closing):
         :meth:`aclose` in the event loop that compacted. An engine passed in is closed too;
         a client passed to that engine is left open (the engine's rule).
         """
-        portal = self._stop_portal()
-        with self._portal_exit, ExitStack() as scratch:
-            if portal is None:
-                portal = scratch.enter_context(start_blocking_portal())
-            portal.call(close_engine, self.engine)
+        with self._loop_lock:
+            loop, self._loop = self._loop, None
+        if loop is None:
+            with start_blocking_portal() as portal:
+                portal.call(close_engine, self.engine)
+            return
+        try:
+            loop.portal.call(close_engine, self.engine)
+        finally:
+            loop.stop()
 
     async def aclose(self) -> None:
         """Release what the engine holds, in the running event loop (see :meth:`close`)."""
-        if self._portal is not None:  # the engine's connections belong to that loop
+        if self._loop is not None:  # the engine's connections belong to that loop
             await to_thread.run_sync(self.close)
         else:
             await close_engine(self.engine)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import threading
 from collections.abc import Callable
 
 import pytest
@@ -120,3 +122,22 @@ async def test_history_compactor_aclose_after_async_use_closes_in_the_running_lo
 
     current = asyncio.get_running_loop()
     assert engine.calls == [("compress", current), ("compress", current), ("aclose", current)]
+
+
+def test_a_sync_compactor_never_closed_stops_its_loop_when_collected_on_that_loop() -> None:
+    # The collector may run on the loop's own thread (any allocation there can trigger it);
+    # stopping the loop from there used to raise "cannot join current thread" out of anyio's
+    # portal, as an unraisable exception in whatever test ran at the time.
+    compactor = HistoryCompactor(AGENT, engine=LoopRecordingEngine(AGENT))
+    compactor.compact_blocking(over_threshold(2_000))
+    before = set(threading.enumerate())
+    assert compactor._loop is not None
+    portal = compactor._loop.portal
+    loop_thread = portal.call(threading.current_thread)
+    compactor.cycle = compactor  # type: ignore[attr-defined]  # only the collector frees it
+    del compactor
+
+    portal.call(gc.collect)
+    loop_thread.join(timeout=10)
+
+    assert (loop_thread in before, loop_thread.is_alive()) == (True, False)
