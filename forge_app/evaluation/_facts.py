@@ -303,6 +303,11 @@ def _shell_targets(command: str) -> Iterator[str]:
         yield from _DIFF_TARGET.findall(command)
 
 
+def _path_argument(arguments: dict[str, object]) -> str | None:
+    """The file a call names in its arguments (the first of :data:`_PATH_KEYS` given)."""
+    return next((v for k in _PATH_KEYS if isinstance(v := arguments.get(k), str)), None)
+
+
 def _tool_targets(name: str, arguments: object) -> Iterator[str]:
     if not isinstance(arguments, dict):
         return
@@ -310,7 +315,7 @@ def _tool_targets(name: str, arguments: object) -> Iterator[str]:
     if isinstance(command, list):
         command = " ".join(str(part) for part in command)
     sub = str(command) if command is not None else ""
-    path = next((arguments[k] for k in _PATH_KEYS if isinstance(arguments.get(k), str)), None)
+    path = _path_argument(arguments)
     if "str_replace_editor" in name or name in {"edit_file", "str_replace_based_edit_tool"}:
         if sub in {"create", "str_replace", "insert", "undo_edit"} and path:
             yield path
@@ -352,10 +357,8 @@ def _command_of(call: ToolCall) -> str:
     command = arguments.get("command")
     if command:
         return str(command)
-    path = next((arguments[k] for k in _PATH_KEYS if isinstance(arguments.get(k), str)), None)
     first = next((v for v in arguments.values() if isinstance(v, str) and v.strip()), None)
-    shown = path or first
-    return shown if shown else f"{call.name} {call.arguments}"
+    return _path_argument(arguments) or first or f"{call.name} {call.arguments}"
 
 
 def _commands_of(message: TextMessage) -> list[str]:

@@ -93,10 +93,6 @@ class _Earlier:
         self.failures += item.failures
         self.evidence = merged_evidence(item.evidence, self.evidence)
 
-    def line(self, last: ToolCallItem) -> ToolCallItem:
-        """The line of ``last`` counting these calls as earlier."""
-        return last.with_earlier(self)
-
 
 def keep_last_operations(contents: tuple[SummaryItem, ...]) -> tuple[SummaryItem, ...]:
     """``contents`` with superseded calls removed (see the module docstring)."""
@@ -130,7 +126,7 @@ def keep_last_operations(contents: tuple[SummaryItem, ...]) -> tuple[SummaryItem
             and not final.is_success
         ):
             previous = superseded.pop(key, None)
-            kept.append(item if previous is None else previous.line(item))
+            kept.append(item if previous is None else item.with_earlier(previous))
         else:
             previous = superseded.get(key)
             if previous is None:
@@ -168,7 +164,7 @@ def aggregate_operations(summary: ContextSummary, /) -> ContextSummary:
                 continue
             previous = merged.get(key)
             if last[key] == (block_index, item_index):
-                contents.append(item if previous is None else previous.line(item))
+                contents.append(item if previous is None else item.with_earlier(previous))
             elif previous is None:
                 merged[key] = _Earlier.of(item)
             else:
