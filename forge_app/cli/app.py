@@ -17,7 +17,7 @@ from typing import Annotated
 
 import typer
 
-from forge_app.cli import batch, compact, demo, eval, history, replay, run, validate
+from forge_app.cli import batch, compact, demo, eval, history, replay, report_page, run, validate
 from forge_app.cli.console import PARSER_ERROR, fail, parser_error_line
 from forge_app.errors import BAD_INPUT, ForgeAppError
 from forge_app.runtime._logging import configure_logging
@@ -72,6 +72,7 @@ app.command("batch")(batch.batch_command)
 app.command("run")(run.run_command)
 app.command("demo")(demo.demo_command)
 app.command("eval")(eval.eval_command)
+app.command("report")(report_page.report_command)
 app.add_typer(history.app, name="history")
 
 DEBUG_FLAG = "--debug"

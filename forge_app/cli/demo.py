@@ -14,6 +14,7 @@ from forge_app.cli.compacting import compact_transcript
 from forge_app.cli.console import err
 from forge_app.cli.replay import replay_summary, replay_turns, timeline_chart, timeline_table
 from forge_app.cli.report import metrics_table
+from forge_app.cli.report_page import build_report
 from forge_app.compaction._compactor import is_summary_message
 from forge_app.errors import OutputNotWritten
 from forge_app.files._agents import parse_agents
@@ -22,6 +23,7 @@ from forge_app.files._transcripts import (
     Transcript,
     parse_transcript,
     write_bytes_atomic,
+    write_text_atomic,
     write_transcript,
 )
 from forge_domain import Agent
@@ -30,7 +32,7 @@ DEMO_DIR = "demo"
 SESSION = "session.json"
 AGENT = "agent.yaml"
 PREVIEW_LINES = 14
-OUTPUTS = ("compacted.json", "replayed.json", "timeline.svg")
+OUTPUTS = ("compacted.json", "replayed.json", "timeline.svg", "report.html")
 """What ``-o DIR`` writes into the directory."""
 
 
@@ -86,7 +88,8 @@ def demo_command(
         typer.Option(
             "--output-dir",
             "-o",
-            help="Also write compacted.json, replayed.json and timeline.svg into this directory.",
+            help="Also write compacted.json, replayed.json, timeline.svg and report.html "
+            "(forge-compact report) into this directory.",
         ),
     ] = None,
 ) -> None:
@@ -114,12 +117,13 @@ def demo_command(
     err.print(timeline_table(turns, threshold, "context size per turn"))
     err.print(replay_summary(turns))
     if outputs is not None:
-        compacted_path, replayed_path, chart = outputs
+        compacted_path, replayed_path, chart, report = outputs
         write_transcript(compacted_path, compacted)
         write_transcript(replayed_path, transcript.with_context(replayed.conversation.context))
         title = f"demo session · agent {agent.id} · context size per turn"
         write_bytes_atomic(chart, timeline_chart(chart, turns, threshold, title))
-        err.print(f"wrote {output_dir}/compacted.json, replayed.json and timeline.svg")
+        write_text_atomic(report, build_report(transcript, agent, session=f"demo {SESSION}")[0])
+        err.print(f"wrote {output_dir}/compacted.json, replayed.json, timeline.svg and report.html")
     err.print()
     err.print(
         "Next: [bold]forge-compact compact YOUR_SESSION.json -o out.json[/bold] "

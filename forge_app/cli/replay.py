@@ -33,7 +33,7 @@ from forge_app.files._transcripts import (
     write_text_atomic,
     write_transcript,
 )
-from forge_app.runtime._dispatch import discover_plugins
+from forge_app.runtime._dispatch import NamedPlugin, discover_plugins
 from forge_app.runtime._replay import Replay, ReplayTurn
 from forge_app.store import SessionStore
 from forge_domain import Agent, CompactionResult, TokenCount
@@ -47,11 +47,11 @@ async def replay_turns(
     agent: Agent,
     store: SessionStore | None = None,
     meter: TokenMeter | None = None,
+    observers: Sequence[NamedPlugin] = (),
 ) -> tuple[list[ReplayTurn], Replay]:
-    """Replay ``transcript`` under ``agent`` (entry-point plugins observe it too)."""
-    session = Replay(
-        transcript.context, agent, plugins=discover_plugins(), store=store, meter=meter
-    )
+    """Replay ``transcript`` under ``agent`` (entry-point plugins and ``observers`` observe it)."""
+    plugins = [*discover_plugins(), *observers]
+    session = Replay(transcript.context, agent, plugins=plugins, store=store, meter=meter)
     turns = [turn async for turn in session.turns()]
     return turns, session
 

@@ -3,12 +3,13 @@
 Sits above the runtime (it drives replays) and below the CLI (``forge-compact eval``).
 """
 
-from forge_app.evaluation._cost import PromptCost, prompt_cost
+from forge_app.evaluation._cost import PromptCost, prompt_cost, uncompacted_requests
 from forge_app.evaluation._evaluate import SessionEval, evaluate
 from forge_app.evaluation._facts import Failure, SessionFacts, extract_facts
-from forge_app.evaluation._retention import Retention, retention
+from forge_app.evaluation._retention import FactCheck, Retention, fact_checks, retention
 
 __all__ = [
+    "FactCheck",
     "Failure",
     "PromptCost",
     "Retention",
@@ -16,6 +17,8 @@ __all__ = [
     "SessionFacts",
     "evaluate",
     "extract_facts",
+    "fact_checks",
     "prompt_cost",
     "retention",
+    "uncompacted_requests",
 ]

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from forge_domain import ContextMessage
+from forge_domain import ContextMessage, Role
 
-__all__ = ["PromptCost", "prompt_cost"]
+__all__ = ["PromptCost", "prompt_cost", "uncompacted_requests"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,3 +58,14 @@ def prompt_cost(
         cached += sum(m.approx_tokens for m in messages[:prefix])
         previous = messages
     return PromptCost(sent=sent, cached=cached, billed=sent - cached * (1.0 - discount))
+
+
+def uncompacted_requests(
+    transcript: Sequence[ContextMessage],
+) -> list[tuple[ContextMessage, ...]]:
+    """The requests a run without compaction sends: the recording up to each response."""
+    return [
+        tuple(transcript[:index])
+        for index, message in enumerate(transcript)
+        if message.has_role(Role.ASSISTANT) and index > 0
+    ]

@@ -20,11 +20,11 @@ from pydantic import BaseModel, ConfigDict
 
 from forge_app.compaction import is_summary_message
 from forge_app.errors import ContextDoesNotFit
-from forge_app.evaluation._cost import prompt_cost
+from forge_app.evaluation._cost import prompt_cost, uncompacted_requests
 from forge_app.evaluation._facts import extract_facts
 from forge_app.evaluation._retention import retention
 from forge_app.runtime import Replay, hookimpl
-from forge_domain import Agent, CompactionResult, Context, ContextMessage, Role, TextMessage
+from forge_domain import Agent, CompactionResult, Context, ContextMessage, TextMessage
 from forge_domain.token_count import CHARS_METER, TokenMeter
 from forge_domain.validation import find_violations
 
@@ -98,15 +98,6 @@ def _largest_summary(contexts: Sequence[Context]) -> int:
     return largest
 
 
-def _uncompacted_requests(transcript: Sequence[ContextMessage]) -> list[tuple[ContextMessage, ...]]:
-    """The requests a run without compaction sends: the recording up to each response."""
-    return [
-        tuple(transcript[:index])
-        for index, message in enumerate(transcript)
-        if message.has_role(Role.ASSISTANT) and index > 0
-    ]
-
-
 async def evaluate(
     transcript: Context | Sequence[ContextMessage],
     agent: Agent,
@@ -157,6 +148,6 @@ async def evaluate(
         last_error=kept.last_error,
         billed=prompt_cost([tuple(c) for c in sent], discount=cache_discount).billed,
         billed_uncompacted=prompt_cost(
-            _uncompacted_requests(messages), discount=cache_discount
+            uncompacted_requests(messages), discount=cache_discount
         ).billed,
     )

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from forge_app.evaluation._facts import Failure, SessionFacts
 from forge_domain import Context, TextMessage
 
-__all__ = ["Retention", "retention"]
+__all__ = ["FactCheck", "Retention", "fact_checks", "retention"]
 
 _SPACES = re.compile(r"\s+")
 _CD_PREFIX = re.compile(r"^cd\s+\S+\s*&&\s*")
@@ -115,18 +115,54 @@ def _has_failure(text: str, failure: Failure) -> bool:
     return False
 
 
+@dataclass(frozen=True, slots=True)
+class FactCheck:
+    """One fact of a session and whether a context still holds it."""
+
+    kind: str
+    """``task``, ``asks``, ``modified_paths``, ``failures`` or ``last_error``
+    (the fields of :class:`Retention`)."""
+    text: str
+    """The fact as found in the original transcript (a failure: its command and what shows it)."""
+    kept: bool
+    """True when the context holds it."""
+
+
+def _failure_text(failure: Failure) -> str:
+    return f"{failure.command} → {failure.shown}"
+
+
+def fact_checks(facts: SessionFacts, context: Context) -> tuple[FactCheck, ...]:
+    """Each fact of ``facts``, in the order of :class:`Retention`'s fields, kept or lost."""
+    text = _context_text(context)
+    checks: list[FactCheck] = []
+    if facts.task is not None:
+        checks.append(FactCheck("task", facts.task, _fold(facts.task)[:TASK_CHARS] in text))
+    checks += [FactCheck("asks", ask, _fold(ask)[:ASK_CHARS] in text) for ask in facts.asks]
+    checks += [
+        FactCheck("modified_paths", path, _path_key(path) in text) for path in facts.modified_paths
+    ]
+    checks += [
+        FactCheck("failures", _failure_text(f), _has_failure(text, f)) for f in facts.failures
+    ]
+    last = facts.last_error
+    if last is not None:
+        checks.append(FactCheck("last_error", _failure_text(last), _has_failure(text, last)))
+    return tuple(checks)
+
+
 def retention(facts: SessionFacts, context: Context) -> Retention:
     """How many facts of each kind ``context`` still holds."""
-    text = _context_text(context)
-    task = facts.task is not None and _fold(facts.task)[:TASK_CHARS] in text
-    asks = sum(_fold(ask)[:ASK_CHARS] in text for ask in facts.asks)
-    paths = sum(_path_key(path) in text for path in facts.modified_paths)
-    failures = sum(_has_failure(text, failure) for failure in facts.failures)
-    last = facts.last_error
+    checks = fact_checks(facts, context)
+
+    def count(kind: str) -> tuple[int, int]:
+        mine = [check for check in checks if check.kind == kind]
+        return sum(check.kept for check in mine), len(mine)
+
     return Retention(
-        task=(int(task), int(facts.task is not None)),
-        asks=(asks, len(facts.asks)),
-        modified_paths=(paths, len(facts.modified_paths)),
-        failures=(failures, len(facts.failures)),
-        last_error=(int(last is not None and _has_failure(text, last)), int(last is not None)),
+        task=count("task"),
+        asks=count("asks"),
+        modified_paths=count("modified_paths"),
+        failures=count("failures"),
+        last_error=count("last_error"),
     )

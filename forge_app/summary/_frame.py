@@ -91,19 +91,21 @@ def code(text: str) -> str:
     return f"{marks}{pad}{flat}{pad}{marks}"
 
 
-def default_template_dir() -> Path:
-    """Where the bundled template lives: inside the installed package, else the checkout.
+def default_template_dir(name: str = TEMPLATE_NAME) -> Path:
+    """Where the bundled templates live: inside the installed package, else the checkout.
+
+    ``name`` is the template that must be there (the frame's, or the report page's).
 
     Raises:
         TemplateNotFound: when neither location holds the template.
     """
     packaged = resources.files("forge_app") / "_templates"
-    if isinstance(packaged, Path) and (packaged / TEMPLATE_NAME).is_file():
+    if isinstance(packaged, Path) and (packaged / name).is_file():
         return packaged
     checkout = Path(__file__).resolve().parents[2] / "templates"
-    if (checkout / TEMPLATE_NAME).is_file():
+    if (checkout / name).is_file():
         return checkout
-    raise TemplateNotFound(checkout, TEMPLATE_NAME)
+    raise TemplateNotFound(checkout, name)
 
 
 @lru_cache(maxsize=16)
