@@ -8,8 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
+from forge_app.cli._report_data import collect
+from forge_app.evaluation import evaluate
+from forge_app.files._agents import load_agent
+from forge_app.files._transcripts import read_transcript
 from forge_app.store import open_store
 from tests.app.headless import missing_reason, render
 from tests.app.report_page import page_figures
@@ -40,6 +45,10 @@ EXPRESSIONS = {
     ".every(c => c.getBoundingClientRect().height > 40)",
     "timeline width": "Math.round(document.querySelector('svg#timeline')"
     ".getBoundingClientRect().width)",
+    "turn tips": "[...document.querySelectorAll('svg#timeline .turn-point > title')]"
+    ".map(t => t.textContent)",
+    "mark tips": "[...document.querySelectorAll('svg#timeline .compaction-mark > title')]"
+    ".map(t => t.textContent)",
     "scripts": "document.scripts.length",
     "images": "document.images.length",
 }
@@ -110,9 +119,20 @@ def test_report_figures_equal_the_json_metrics_of_the_same_replay(tmp_path, name
 def test_report_renders_offline_in_headless_chromium(tmp_path):
     session = SESSIONS / f"{SHARED[1]}.json"
     page = tmp_path / "report.html"
-    _, cards, _ = page_figures(_report(session, page))
+    turns, cards, _ = page_figures(_report(session, page))
     shot = tmp_path / "report.png"
     rendered = render(page, EXPRESSIONS, shot)
+    turn_tips, mark_tips = rendered.values.pop("turn tips"), rendered.values.pop("mark tips")
+    assert isinstance(turn_tips, list)
+    assert isinstance(mark_tips, list)
+    assert [tip.split(" tokens")[0] for tip in turn_tips] == [
+        f"turn {n}: {row['tokens']:,}" for n, row in turns.items()
+    ]
+    assert [tip.split(";")[0] for tip in mark_tips] == [
+        f"compaction {n} at turn {card['turn']}: engine {card['engine']}, tier "
+        + ("prune" if card["engine"] == "prune" else "summary")
+        for n, card in cards.items()
+    ]
     actual = {
         "errors": rendered.errors,
         "requests": rendered.requests,
@@ -226,3 +246,55 @@ def test_report_bad_input_is_one_line_and_exit_2(tmp_path):
     result = forge("report", session, "-o", tmp_path / "page.html")
     assert (result.returncode, len(result.stderr.strip().splitlines())) == (2, 1)
     assert not (tmp_path / "page.html").exists()
+
+
+@needs_sessions
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", SHARED)
+async def test_report_facts_and_cost_equal_eval_of_the_same_replay(name):
+    """The page's facts (kept per kind) and cost are ``eval``'s, at the agent's window."""
+    transcript = read_transcript(SESSIONS / f"{name}.json")
+    agent = load_agent(DEMO_AGENT)
+    data = await collect(transcript, agent, session=name)
+    scored = await evaluate(transcript.context, agent, window=data.window, session=name)
+    kinds = ("task", "asks", "modified_paths", "failures", "last_error")
+    actual = {
+        **{
+            kind: (
+                sum(f.kept for f in data.facts if f.kind == kind),
+                sum(1 for f in data.facts if f.kind == kind),
+            )
+            for kind in kinds
+        },
+        "billed": data.cost.billed,
+        "billed_uncompacted": data.cost_uncompacted.billed,
+        "compactions": len(data.compactions),
+    }
+    expected = {
+        **{kind: getattr(scored, kind) for kind in kinds},
+        "billed": scored.billed,
+        "billed_uncompacted": scored.billed_uncompacted,
+        "compactions": scored.compactions,
+    }
+    assert actual == expected
+
+
+@needs_sessions
+@pytest.mark.parametrize("name", SHARED)
+def test_report_cards_account_for_every_message_removed(name):
+    """A card's summarised messages, less the summaries it added, are the messages the
+    compaction removed; pruning changes outputs in place and removes none."""
+    transcript = read_transcript(SESSIONS / f"{name}.json")
+    data = anyio.run(lambda: collect(transcript, load_agent(DEMO_AGENT), session=name))
+    actual = [
+        (
+            view.tier,
+            len(view.summarised) - len(view.summaries),
+            view.result.original_messages - view.result.compacted_messages,
+            bool(view.summaries) or view.tier == "prune",
+            all(span.role == "tool" for span in view.pruned),
+        )
+        for view in data.compactions
+    ]
+    expected = [(tier, removed, removed, True, True) for tier, removed, *_ in actual]
+    assert actual == expected
