@@ -102,7 +102,8 @@ def report_command(
         discount=cache_discount,
     )
     write_text_atomic(output, page)
+    turns, compactions = len(data.turns), len(data.compactions)
     err.print(
-        f"report: {output} ({len(data.turns)} turns, {len(data.compactions)} compactions, "
-        f"{len(page.encode()):,} bytes)"
+        f"report: {output} ({turns} turn{'s' if turns != 1 else ''}, {compactions} "
+        f"compaction{'s' if compactions != 1 else ''}, {len(page.encode()):,} bytes)"
     )

@@ -219,6 +219,39 @@ def test_report_of_a_5000_message_session_stays_small_and_renders(tmp_path):
     assert len(cards) > 100
 
 
+@needs_chromium
+@pytest.mark.parametrize(
+    ("messages", "turns"),
+    [
+        ([{"role": "user", "content": "<b>hi</b>"}], 0),
+        ([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}], 1),
+    ],
+    ids=["no-turn", "one-turn"],
+)
+def test_report_of_a_session_without_compaction_renders(tmp_path, messages, turns):
+    session = tmp_path / "short.json"
+    session.write_text(json.dumps(messages), encoding="utf-8")
+    page = tmp_path / "report.html"
+    html = _report(session, page)
+    rendered = render(page, EXPRESSIONS, tmp_path / "report.png")
+    actual = {
+        "errors": rendered.errors,
+        "requests": rendered.requests,
+        "timeline": rendered.values["timeline"],
+        "turn points": rendered.values["turn points"],
+        "cards": rendered.values["cards"],
+        "said so": "No compaction ran" in html,
+    }
+    assert actual == {
+        "errors": [],
+        "requests": [page.resolve().as_uri()],
+        "timeline": 1,
+        "turn points": turns,
+        "cards": [],
+        "said so": True,
+    }
+
+
 def test_demo_writes_the_report(tmp_path):
     result = forge("demo", "-o", tmp_path)
     assert result.returncode == 0, result.stderr
