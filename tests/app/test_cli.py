@@ -247,7 +247,7 @@ def test_cli_debug_shows_traceback(tmp_path):
 
 def test_cli_help_lists_every_command():
     result = forge("--help")
-    commands = ["compact", "replay", "validate", "batch", "run", "demo"]
+    commands = ["compact", "replay", "validate", "batch", "run", "demo", "report"]
     assert [c for c in commands if c in result.stdout] == commands
 
 

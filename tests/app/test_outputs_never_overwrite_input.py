@@ -94,6 +94,13 @@ CASES = [
     ("batch-under-a-file", ["batch", "in", "-o", "t.json/out"], "not a directory"),
     ("eval-json", ["eval", "t.json", "--windows", "8000", "--json", "t.json"], "never overwritten"),
     ("run-agent-file", ["run", "a.yaml", "task", "-o", "a.yaml"], "never overwritten"),
+    ("report-over-input", ["report", "t.json", "-o", "./t.json"], "never overwritten"),
+    ("report-over-agent", ["report", "t.json", "-a", "a.yaml", "-o", "a.yaml"], "overwritten"),
+    (
+        "report-store-on-input",
+        ["report", "t.json", "-o", "p.html", "--store", "t.json"],
+        "never overwritten",
+    ),
     ("compact-store-on-input", ["compact", "t.json", "--store", "t.json"], "never overwritten"),
     (
         "compact-store-url-on-input",
