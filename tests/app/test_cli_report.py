@@ -209,12 +209,20 @@ def test_report_of_a_5000_message_session_stays_small_and_renders(tmp_path):
     assert result.returncode == 0, result.stderr
     size = page.stat().st_size
     _, cards, _ = page_figures(page.read_text(encoding="utf-8"))
-    rendered = render(page, EXPRESSIONS, tmp_path / "report.png", height=900)
-    assert (rendered.errors, rendered.requests, rendered.values["cards"]) == (
+    expressions = {
+        **EXPRESSIONS,
+        "open sections": "document.querySelectorAll('details[open]').length",
+        "closed sections": "document.querySelectorAll('details:not([open])').length",
+    }
+    rendered = render(page, expressions, tmp_path / "report.png", height=900)
+    values = rendered.values
+    assert (rendered.errors, rendered.requests, values["cards"], values["open sections"]) == (
         [],
         [page.resolve().as_uri()],
         list(cards),
+        0,
     )
+    assert int(str(values["closed sections"])) >= 2 * len(cards) + 1  # the turns, two spans a card
     assert size <= PAGE_LIMIT, size
     assert len(cards) > 100
 
