@@ -25,6 +25,7 @@ from forge_app.cli._report_data import ReportData
 from forge_app.cli._report_svg import timeline_svg
 from forge_app.runtime import ReplayTurn
 from forge_app.summary import default_template_dir
+from forge_domain import TokenCount
 
 __all__ = ["TEMPLATE", "render_report"]
 
@@ -36,8 +37,8 @@ TEMPLATE = "forge-report.html"
 class _TurnRow:
     turn: int
     messages: int
-    tokens: object
-    request_tokens: object
+    tokens: TokenCount
+    request_tokens: TokenCount
     recorded_messages: int
     recorded_tokens: int
     cards: tuple[int, ...]

@@ -9,7 +9,14 @@ from typer.testing import CliRunner
 
 from forge_app.cli.app import app
 from forge_app.cli.eval import markdown_table
-from forge_app.evaluation import SessionEval, extract_facts, prompt_cost, retention
+from forge_app.evaluation import (
+    FactCheck,
+    SessionEval,
+    extract_facts,
+    fact_checks,
+    prompt_cost,
+    retention,
+)
 from forge_domain import Context, TextMessage, ToolCall, ToolResult
 from tests.sessions import SESSIONS
 
@@ -314,6 +321,23 @@ def test_retention_of_an_uncompacted_session_is_complete():
         (1, 1),
         (1, 1),
         (1, 1),
+    )
+
+
+def test_fact_checks_mark_each_fact_kept_or_lost():
+    fixture = session(
+        bash("sed -i 's/a/b/' src/app.py", "<returncode>0</returncode>", 0),
+        bash("python -m pytest", "<returncode>1</returncode>\n<output>\nFAILED t.py\n</output>", 1),
+    )
+    compacted = Context([TextMessage.user("fix the parser"), TextMessage.user("edited src/app.py")])
+
+    actual = fact_checks(extract_facts(fixture), compacted)
+
+    assert actual == (
+        FactCheck("task", "fix the parser", True),
+        FactCheck("modified_paths", "src/app.py", True),
+        FactCheck("failures", "python -m pytest → FAILED t.py", False),
+        FactCheck("last_error", "python -m pytest → FAILED t.py", False),
     )
 
 
