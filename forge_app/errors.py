@@ -35,6 +35,7 @@
     │   └── UnknownRef            no archive with that ref in the conversation
     ├── AdapterUnavailable    a framework adapter's extra is not installed (names the extra)
     ├── UnsupportedHistory    a framework history holds an item an adapter cannot read (index, type)
+    ├── TelemetryUnavailable  telemetry is enabled but OpenTelemetry is not installed (``otel``)
     └── (more leaves are added by the engines and CLI modules)
 
 Each class carries ``exit_code``, the status ``forge-compact`` exits with when
@@ -356,6 +357,17 @@ class AdapterUnavailable(ForgeAppError, ImportError):
         self.extra = extra
         super().__init__(
             f"the {framework} adapter needs {framework}: pip install 'forge-compact[{extra}]'"
+        )
+
+
+class TelemetryUnavailable(ForgeAppError, ImportError):
+    """Telemetry is enabled but ``package`` (OpenTelemetry) is not installed."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+        super().__init__(
+            f"telemetry needs OpenTelemetry ({package} is missing): "
+            "pip install 'forge-compact[otel]'"
         )
 
 
