@@ -8,10 +8,12 @@ extra (``opentelemetry-api`` and ``opentelemetry-sdk``) is needed only once it i
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from forge_app.errors import TelemetryUnavailable
-from forge_domain import Agent
+from forge_domain import Agent, CompactionMode, CompactionResult, ContextEngine
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
@@ -20,7 +22,10 @@ if TYPE_CHECKING:
     from forge_app.runtime.plugins._otel import OpenTelemetryPlugin
     from forge_app.runtime.plugins._otel_spans import Instruments
 
-__all__ = ["disable_telemetry", "enable_telemetry"]
+__all__ = ["disable_telemetry", "enable_telemetry"]  # the rest: for the adapters and the cli
+
+Finish = Callable[[CompactionResult], None]
+"""Records a compaction's result on its span (a no-op when telemetry is off)."""
 
 _enabled: Instruments | None = None
 """The instruments every agent uses, once :func:`enable_telemetry` was called."""
@@ -94,3 +99,31 @@ def telemetry_plugin(agent: Agent) -> OpenTelemetryPlugin | None:
     from forge_app.runtime.plugins._otel import OpenTelemetryPlugin
 
     return OpenTelemetryPlugin(instruments)
+
+
+def _ignore(result: CompactionResult) -> None:
+    """Telemetry is off: nothing to record."""
+
+
+@asynccontextmanager
+async def observed_compaction(
+    agent: Agent, engine: ContextEngine, *, reason: str, mode: CompactionMode
+) -> AsyncIterator[Finish]:
+    """A compaction span around the block, for code that compacts without the hooks (the
+    adapters): a child of the current span (a framework's agent run), current meanwhile,
+    failed when the block raises. The block calls what it gets with the result."""
+    instruments = instruments_for(agent)
+    if instruments is None:
+        yield _ignore
+        return
+    span = instruments.compaction(
+        reason=reason, mode=mode, engine=engine.name, agent=agent.id, conversation=None
+    )
+    span.activate()
+    try:
+        yield span.finish
+    except BaseException as exc:
+        span.fail(exc)
+        raise
+    finally:
+        span.end()
