@@ -361,14 +361,12 @@ class AdapterUnavailable(ForgeAppError, ImportError):
 
 
 class TelemetryUnavailable(ForgeAppError, ImportError):
-    """Telemetry is enabled but ``package`` (OpenTelemetry) is not installed."""
+    """Telemetry is enabled but ``package`` is not installed; ``install`` installs it."""
 
-    def __init__(self, package: str) -> None:
+    def __init__(self, package: str, install: str = "pip install 'forge-compact[otel]'") -> None:
         self.package = package
-        super().__init__(
-            f"telemetry needs OpenTelemetry ({package} is missing): "
-            "pip install 'forge-compact[otel]'"
-        )
+        self.install = install
+        super().__init__(f"telemetry needs OpenTelemetry ({package} is missing): {install}")
 
 
 class UnsupportedHistory(ForgeAppError, ValueError):
