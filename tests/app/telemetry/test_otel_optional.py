@@ -75,3 +75,41 @@ def test_otel_cli_option_without_the_exporter_exits_2_with_one_line():
             "pip install 'forge-compact[otel]' opentelemetry-exporter-otlp-proto-http"
         ),
     ) == (2, 1, True)
+
+
+def test_otel_agent_setting_traces_on_the_global_provider(tmp_path):
+    agent_file = tmp_path / "agent.yaml"
+    agent_file.write_text(
+        "agents:\n"
+        "  - id: traced\n"
+        "    model: gpt-4o-mini\n"
+        "    context_length: 32000\n"
+        "    telemetry:\n"
+        "      enabled: true\n"
+    )
+    session = "/work/shared/data/sessions/msa-deepseek-django-15400.json"
+    done = python(
+        f"""
+        import anyio
+        from opentelemetry import trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        import forge_app
+        from forge_app.files import read_transcript
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)  # as Logfire or an OTLP setup does
+        agent = forge_app.load_agent({str(agent_file)!r})
+        async def replay():
+            session = forge_app.Replay(read_transcript({session!r}).context, agent)
+            turns = [turn async for turn in session.turns()]
+            return sum(len(turn.compactions) for turn in turns)
+        compactions = anyio.run(replay)
+        names = [s.name for s in exporter.get_finished_spans()]
+        print(compactions, names.count("forge_compact.compaction"))
+        """
+    )
+    counts = done.stdout.split()[-2:]
+    assert (counts[0] != "0", counts[0] == counts[1]) == (True, True)
