@@ -4,31 +4,27 @@ One per conversation (it remembers that conversation's open spans), sharing the
 tracer and instruments (:class:`Instruments`). Registered before the other built-ins
 when telemetry is enabled (:mod:`forge_app.runtime._telemetry`); never imported otherwise.
 
-- A turn (``forge_compact.turn``) spans ``request`` to ``turn_end``, a child of
-  whatever span is current when the turn starts (an application's, a framework's).
+- A turn (``forge_compact.turn``) spans ``request`` to ``turn_end`` (or ``end``, when an
+  error cuts it short), a child of whatever span is current when the turn starts (an
+  application's, a framework's), and is current meanwhile.
 - A compaction (``forge_compact.compaction``) spans ``compaction_start`` to
   ``compaction_end`` / ``compaction_failed``, a child of the current span (the turn),
   and is current meanwhile, so the summary call's span is its child. Its attributes
   are the :class:`~forge_domain.CompactionResult`'s; a failure sets the error status.
-- What the loop guard decides right after (``compaction_suspended``) and a cut to the
-  window come after ``compaction_end``: the span is released (no longer current) at
-  ``compaction_end`` but ended at the plugin's next event, so they still land on it as
-  events; its end time is the compaction's end, or the last such event.
+- What the loop decides after a compaction is the turn's: the guard's suspension
+  (``compaction_suspended``) and a cut to the window are events of the turn's span
+  (of the current span, outside a turn).
 """
 
 from __future__ import annotations
 
-from contextvars import Token
-
-from opentelemetry import context as otel_context
 from opentelemetry import trace
-from opentelemetry.context import Context
 from opentelemetry.trace import Status, StatusCode
 
 from forge_app.runtime._conversation import Conversation
 from forge_app.runtime._events import CompactionReason, EndReason
 from forge_app.runtime._hookspecs import hookimpl
-from forge_app.runtime.plugins._otel_spans import CompactionSpan, Instruments
+from forge_app.runtime.plugins._otel_spans import CompactionSpan, Instruments, SpanTrace
 from forge_domain import CompactionMode, CompactionResult, TokenCount
 
 __all__: list[str] = []  # loaded by forge_app.runtime._telemetry, on demand
@@ -46,29 +42,19 @@ class OpenTelemetryPlugin:
     def __init__(self, instruments: Instruments) -> None:
         """Trace with ``instruments`` (shared by every conversation)."""
         self.instruments = instruments
-        self._turn: tuple[trace.Span, Token[Context]] | None = None
+        self._turn: SpanTrace | None = None
         self._compaction: CompactionSpan | None = None
-        self._ended: CompactionSpan | None = None
-
-    def _settle(self) -> None:
-        """End the span of the last compaction, if it is still open for late events."""
-        ended, self._ended = self._ended, None
-        if ended is not None:
-            ended.end()
 
     def _end_turn(self, reason: EndReason | None = None) -> None:
-        self._settle()
         if self._compaction is not None:  # a hook failed mid-compaction
             self._compaction.end()
             self._compaction = None
         turn, self._turn = self._turn, None
         if turn is None:
             return
-        span, token = turn
         if reason in ("error", "cancelled"):
-            span.set_status(Status(StatusCode.ERROR, f"run ended: {reason}"))
-        otel_context.detach(token)
-        span.end()
+            turn.span.set_status(Status(StatusCode.ERROR, f"run ended: {reason}"))
+        turn.end()
 
     @hookimpl(tryfirst=True)
     def forge_on_request(self, conversation: Conversation, turn: int) -> None:
@@ -82,22 +68,8 @@ class OpenTelemetryPlugin:
                 "forge_compact.turn": turn,
             },
         )
-        self._turn = (span, otel_context.attach(trace.set_span_in_context(span)))
-
-    @hookimpl
-    def forge_on_response(self) -> None:
-        """A compaction's late events are in: end its span."""
-        self._settle()
-
-    @hookimpl
-    def forge_on_tool_call_start(self) -> None:
-        """A compaction's late events are in: end its span."""
-        self._settle()
-
-    @hookimpl
-    def forge_on_context_overflow(self) -> None:
-        """A compaction's late events are in: end its span."""
-        self._settle()
+        self._turn = SpanTrace(self.instruments, span)
+        self._turn.activate()
 
     @hookimpl
     def forge_on_turn_end(self) -> None:
@@ -118,7 +90,6 @@ class OpenTelemetryPlugin:
         threshold: int,
     ) -> None:
         """Start the compaction's span, current until it ends."""
-        self._settle()
         span = self.instruments.compaction(
             reason=reason,
             mode=mode,
@@ -132,13 +103,11 @@ class OpenTelemetryPlugin:
 
     @hookimpl
     def forge_on_compaction_end(self, result: CompactionResult) -> None:
-        """Record the result; the span stays open for the guard's verdict."""
+        """Record the result and end the compaction's span."""
         span, self._compaction = self._compaction, None
-        if span is None:
-            return
-        span.finish(result)
-        span.release_span()
-        self._ended = span
+        if span is not None:
+            span.finish(result)
+            span.end()
 
     @hookimpl
     def forge_on_compaction_failed(self, error: Exception) -> None:
@@ -157,8 +126,7 @@ class OpenTelemetryPlugin:
         retry_at_tokens: int,
         retry_after_turns: int,
     ) -> None:
-        """A ``forge_compact.suspended`` event on the compaction that led to it (else the
-        current span: the provider's count judged an earlier compaction)."""
+        """A ``forge_compact.suspended`` event on the current span (the turn's)."""
         attributes = {
             "attempts": attempts,
             "tokens": int(token_count),
@@ -166,9 +134,6 @@ class OpenTelemetryPlugin:
             "retry_at_tokens": retry_at_tokens,
             "retry_after_turns": retry_after_turns,
         }
-        if self._ended is not None:
-            self._ended.event("suspended", attributes)
-            return
         trace.get_current_span().add_event(
             "forge_compact.suspended", {f"forge_compact.{k}": v for k, v in attributes.items()}
         )

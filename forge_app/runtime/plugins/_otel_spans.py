@@ -15,12 +15,10 @@ import json
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from contextvars import Token
 from dataclasses import dataclass
 
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, trace
-from opentelemetry.context import Context
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvider
 
@@ -185,46 +183,31 @@ class SummaryCallSpan:
         )
 
 
-class CompactionSpan:
-    """The span of one compaction, and its :class:`forge_domain.CompactionTrace`."""
+class SpanTrace:
+    """A :class:`forge_domain.CompactionTrace` that marks events on ``span`` (a turn's:
+    what happens there outside a compaction, such as a cut to the window)."""
 
-    def __init__(self, instruments: Instruments, span: Span, *, reason: str, engine: str) -> None:
-        """Wrap ``span``, started now."""
+    def __init__(self, instruments: Instruments, span: Span) -> None:
+        """Mark on ``span``."""
         self.instruments = instruments
         self.span = span
-        self._reason = reason
-        self._engine = engine
-        self._started = time.perf_counter()
-        self._refs: list[str] = []
-        self._span_token: Token[Context] | None = None
-        self._trace = ExitStack()
-        self._ended_at: int | None = None
-
-    # -- the trace an engine talks to ----------------------------------------------------
+        self._active = ExitStack()
 
     def decided(self, tier: Tier) -> None:
-        """The tier that decided."""
-        self.span.set_attribute("forge_compact.tier", tier)
+        """Only a compaction has a tier."""
+
+    def archived(self, refs: Sequence[str]) -> None:
+        """Only a compaction archives."""
 
     def event(self, name: TraceEvent, attributes: Mapping[str, TraceValue]) -> None:
         """An event ``forge_compact.<name>`` with the attributes under our namespace."""
-        now = time.time_ns()
         self.span.add_event(
-            f"forge_compact.{name}",
-            {f"forge_compact.{k}": v for k, v in attributes.items()},
-            timestamp=now,
+            f"forge_compact.{name}", {f"forge_compact.{k}": v for k, v in attributes.items()}
         )
-        if self._ended_at is not None:
-            self._ended_at = now
-
-    def archived(self, refs: Sequence[str]) -> None:
-        """The refs the store gave the archives."""
-        self._refs.extend(refs)
-        self.span.set_attribute("forge_compact.refs_archived", list(self._refs))
 
     @contextmanager
     def summary_call(self, model: str, prompt: str) -> Iterator[SummaryCallSpan]:
-        """A ``chat {model}`` client span, a child of this compaction's span."""
+        """A ``chat {model}`` client span, a child of this span."""
         attributes: dict[str, TraceValue] = {
             "gen_ai.operation.name": "chat",
             "gen_ai.provider.name": PROVIDER,
@@ -242,23 +225,41 @@ class CompactionSpan:
         finally:
             span.end()
 
-    # -- its lifecycle -------------------------------------------------------------------
-
     def activate(self) -> None:
-        """Make this span current and this trace the one engines report to."""
-        self._span_token = otel_context.attach(trace.set_span_in_context(self.span))
-        self._trace.enter_context(tracing(self))
+        """Make the span current and this trace the one engines report to, until :meth:`end`."""
+        token = otel_context.attach(trace.set_span_in_context(self.span))
+        self._active.callback(otel_context.detach, token)
+        self._active.enter_context(tracing(self))
 
-    def release_span(self) -> None:
-        """The span is no longer current; the trace stays until :meth:`end` (late events)."""
-        token, self._span_token = self._span_token, None
-        if token is not None:
-            otel_context.detach(token)
+    def end(self) -> None:
+        """Undo :meth:`activate` and end the span."""
+        self._active.close()
+        self.span.end()
+
+
+class CompactionSpan(SpanTrace):
+    """The span of one compaction, and its :class:`forge_domain.CompactionTrace`."""
+
+    def __init__(self, instruments: Instruments, span: Span, *, reason: str, engine: str) -> None:
+        """Wrap ``span``, started now."""
+        super().__init__(instruments, span)
+        self._reason = reason
+        self._engine = engine
+        self._started = time.perf_counter()
+        self._refs: list[str] = []
+
+    def decided(self, tier: Tier) -> None:
+        """The tier that decided."""
+        self.span.set_attribute("forge_compact.tier", tier)
+
+    def archived(self, refs: Sequence[str]) -> None:
+        """The refs the store gave the archives."""
+        self._refs.extend(refs)
+        self.span.set_attribute("forge_compact.refs_archived", list(self._refs))
 
     def finish(self, result: CompactionResult) -> None:
-        """Record ``result`` and the metrics; the span stays open for late events."""
+        """Record ``result`` and the metrics."""
         duration = time.perf_counter() - self._started
-        self._ended_at = time.time_ns()
         self.span.set_attributes(result_attributes(result))
         self.span.set_attribute("forge_compact.duration_s", duration)
         labels = {"forge_compact.engine": result.engine, "forge_compact.reason": self._reason}
@@ -272,7 +273,6 @@ class CompactionSpan:
     def fail(self, error: BaseException) -> None:
         """Error status, the exception recorded, counted as a failed compaction."""
         duration = time.perf_counter() - self._started
-        self._ended_at = time.time_ns()
         self.span.record_exception(error)
         self.span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"))
         self.span.set_attribute("forge_compact.duration_s", duration)
@@ -280,9 +280,3 @@ class CompactionSpan:
         labels = {"forge_compact.engine": self._engine, "forge_compact.reason": self._reason}
         self.instruments.compactions.add(1, labels | {"error.type": type(error).__name__})
         self.instruments.duration.record(duration, labels | {"error.type": type(error).__name__})
-
-    def end(self) -> None:
-        """End the span: when the compaction finished, or its last late event."""
-        self.release_span()
-        self._trace.close()
-        self.span.end(end_time=self._ended_at)
