@@ -9,6 +9,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 
 from forge_app.files import default_agent, read_transcript
 from forge_app.runtime import Replay
+from forge_app.store import open_store
 from forge_domain import CompactionResult
 
 pytestmark = pytest.mark.anyio
@@ -89,3 +90,15 @@ async def test_otel_replay_turns_are_children_of_the_callers_span(telemetry):
 
     parents = {s.parent.span_id for s in telemetry.spans("forge_compact.turn")}
     assert parents == {caller.get_span_context().span_id}
+
+
+async def test_otel_replay_with_a_store_names_the_archived_refs(telemetry, tmp_path):
+    with open_store(f"sqlite:///{tmp_path / 'store.db'}") as store:
+        session = Replay(read_transcript(SESSION).context, default_agent(), store=store)
+        _ = [turn async for turn in session.turns()]
+        stored = store.load(session.conversation.id)
+        archived = [a.ref for a in store.archives(session.conversation.id)]
+    spans = telemetry.spans("forge_compact.compaction")
+    named = [ref for s in spans for ref in s.attributes.get("forge_compact.refs_archived", ())]
+
+    assert (len(stored.messages) > 0, len(named) > 0, named) == (True, True, archived)
