@@ -57,6 +57,7 @@ from forge_app.runtime import (
     ToolRegistry,
     configure_logging,
     discover_plugins,
+    enable_telemetry,
     hookimpl,
     replay,
 )
@@ -97,6 +98,7 @@ __all__ = [
     "configure_logging",
     "default_agent",
     "discover_plugins",
+    "enable_telemetry",
     "hookimpl",
     "load_agent",
     "load_agents",

@@ -35,6 +35,7 @@
     │   └── UnknownRef            no archive with that ref in the conversation
     ├── AdapterUnavailable    a framework adapter's extra is not installed (names the extra)
     ├── UnsupportedHistory    a framework history holds an item an adapter cannot read (index, type)
+    ├── TelemetryUnavailable  telemetry is enabled but OpenTelemetry is not installed (``otel``)
     └── (more leaves are added by the engines and CLI modules)
 
 Each class carries ``exit_code``, the status ``forge-compact`` exits with when
@@ -357,6 +358,15 @@ class AdapterUnavailable(ForgeAppError, ImportError):
         super().__init__(
             f"the {framework} adapter needs {framework}: pip install 'forge-compact[{extra}]'"
         )
+
+
+class TelemetryUnavailable(ForgeAppError, ImportError):
+    """Telemetry is enabled but ``package`` is not installed; ``install`` installs it."""
+
+    def __init__(self, package: str, install: str = "pip install 'forge-compact[otel]'") -> None:
+        self.package = package
+        self.install = install
+        super().__init__(f"telemetry needs OpenTelemetry ({package} is missing): {install}")
 
 
 class UnsupportedHistory(ForgeAppError, ValueError):

@@ -5,6 +5,7 @@ from forge_domain.agent import (
     DEFAULT_THRESHOLD_PERCENTAGE,
     Agent,
     PluginSelection,
+    Telemetry,
 )
 from forge_domain.anthropic_format import messages_from_anthropic, messages_to_anthropic
 from forge_domain.carry import accumulated_usage, carry_reasoning
@@ -134,6 +135,16 @@ from forge_domain.tool_outcome import (
     shows_traceback,
 )
 from forge_domain.tool_spec import ToolSpec
+from forge_domain.trace import (
+    CompactionTrace,
+    SummaryCall,
+    current_trace,
+    note_archived,
+    note_event,
+    note_tier,
+    observe_summary_call,
+    tracing,
+)
 from forge_domain.usage import TokenCount, Usage
 from forge_domain.validation import Dialect, Violation, ensure_valid, find_violations, is_valid
 
@@ -164,6 +175,7 @@ __all__ = [
     "CompactionOutcome",
     "CompactionResult",
     "CompactionStrategy",
+    "CompactionTrace",
     "Content",
     "ContentPart",
     "Context",
@@ -207,9 +219,11 @@ __all__ = [
     "ShellTool",
     "SkillTool",
     "SummaryBlock",
+    "SummaryCall",
     "SummaryItem",
     "SummaryTool",
     "TaskTool",
+    "Telemetry",
     "TextAction",
     "TextCounter",
     "TextItem",
@@ -242,6 +256,7 @@ __all__ = [
     "compaction_outcome",
     "content_text",
     "context_tokens",
+    "current_trace",
     "detect_format",
     "ensure_valid",
     "evidence_runs",
@@ -264,6 +279,10 @@ __all__ = [
     "messages_to_anthropic",
     "messages_to_format",
     "messages_to_responses",
+    "note_archived",
+    "note_event",
+    "note_tier",
+    "observe_summary_call",
     "output_outcome",
     "output_reports_failure",
     "pruned_output",
@@ -271,5 +290,6 @@ __all__ = [
     "shows_traceback",
     "text_action",
     "text_turns",
+    "tracing",
     "validate_percentage",
 ]

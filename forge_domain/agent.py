@@ -33,6 +33,18 @@ class PluginSelection(BaseModel):
         return not self.enable or name in self.enable
 
 
+class Telemetry(BaseModel):
+    """Whether an agent's compactions are traced with OpenTelemetry (the ``otel`` extra)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = False
+    """Emit a span per compaction and the compaction metrics."""
+    include_prompts: bool = False
+    """Record the summary prompt on the summary call's span (redacted by the summary
+    secret rules); off by default, since a prompt quotes the conversation."""
+
+
 class Agent(BaseModel):
     """An agent: its model, prompt, tools and compaction settings."""
 
@@ -60,6 +72,8 @@ class Agent(BaseModel):
     """Name of the environment variable holding the API key (``OPENAI_API_KEY`` when unset)."""
     tool_kinds: dict[str, JsonValue] = Field(default_factory=dict)
     """Extra tool classifications for summaries (``{"my_reader": {"kind": "file_read", ...}}``)."""
+    telemetry: Telemetry = Field(default_factory=Telemetry)
+    """OpenTelemetry spans and metrics for compactions (off unless enabled)."""
 
     @field_validator("tool_kinds")
     @classmethod

@@ -29,14 +29,15 @@ from anyio import to_thread
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from forge_app.compaction import close_engine, resolve_engine
+from forge_app.runtime._telemetry import observed_compaction
 from forge_app.runtime.plugins._compaction import RETRY_GROWTH
 from forge_domain.agent import Agent
 from forge_domain.compact import Compact
 from forge_domain.context import Context
-from forge_domain.engine import ContextEngine
+from forge_domain.engine import CompactionMode, ContextEngine
 from forge_domain.json import JsonObject
 from forge_domain.messages import ContextMessage, TextMessage
-from forge_domain.result import CompactionResult
+from forge_domain.result import CompactionOutcome, CompactionResult
 from forge_domain.validation import find_violations
 
 __all__ = ["HistoryCompactor"]  # adapter_agent: for the adapters only
@@ -224,13 +225,22 @@ class HistoryCompactor(Closing):
             return compacted
         return Context([*compacted, last], usage_floor=len(compacted) + 1)  # its usage: stale
 
+    async def _compress(self, context: Context, mode: CompactionMode) -> CompactionOutcome:
+        """The engine's compaction, in a span when telemetry is on."""
+        async with observed_compaction(
+            self.agent, self.engine, reason="threshold", mode=mode
+        ) as finish:
+            outcome = await self.engine.compress(context, mode=mode)
+            finish(outcome.result)
+        return outcome
+
     async def _compact(self, context: Context) -> Context | None:
-        outcome = await self.engine.compress(context, mode="automatic")
+        outcome = await self._compress(context, "automatic")
         current = outcome.context if outcome.changed() else context
         if outcome.changed():
             self.compactions.append(outcome.result)
         if self.engine.should_compress(current, current.token_count()):
-            forced = await self.engine.compress(current, mode="forced")
+            forced = await self._compress(current, "forced")
             if forced.changed():
                 self.compactions.append(forced.result)
                 current = forced.context

@@ -83,6 +83,17 @@ StoreOption = Annotated[
 ]
 
 
+OtelOption = Annotated[
+    bool,
+    typer.Option(
+        "--otel",
+        help="Trace compactions with OpenTelemetry and export spans and metrics over OTLP/HTTP "
+        "(OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318). Needs "
+        "`pip install 'forge-compact[otel]' opentelemetry-exporter-otlp-proto-http`.",
+    ),
+]
+
+
 def compaction_mode(force: bool) -> CompactionMode:
     """The mode ``--force`` asks for: ``manual`` (a person's ``/compact``), else ``automatic``."""
     return "manual" if force else "automatic"

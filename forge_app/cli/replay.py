@@ -12,6 +12,7 @@ from rich.table import Table
 
 from forge_app.cli._chart import chart_format, render_chart
 from forge_app.cli._chart_axes import Sample
+from forge_app.cli._otel import otlp_telemetry
 from forge_app.cli.compacting import ensure_provider_valid
 from forge_app.cli.console import err
 from forge_app.cli.history import opened_store, store_file
@@ -19,6 +20,7 @@ from forge_app.cli.options import (
     AgentId,
     AgentPath,
     FormatName,
+    OtelOption,
     Session,
     StoreOption,
     TokenizerName,
@@ -168,6 +170,7 @@ def replay_command(
     fmt: FormatName = None,
     store: StoreOption = None,
     tokenizer: TokenizerName = None,
+    otel: OtelOption = False,
 ) -> None:
     """Replay a transcript as if each assistant message were a provider response.
 
@@ -181,7 +184,7 @@ def replay_command(
     transcript = read_transcript(session, fmt)
     ensure_provider_valid(transcript, session)
     meter = tokenizer_loader(tokenizer, chosen).meter(model=chosen.model, fmt=transcript.format)
-    with opened_store(store) as session_store:
+    with opened_store(store) as session_store, otlp_telemetry(otel, chosen):
         turns, replayed = anyio.run(replay_turns, transcript, chosen, session_store, meter)
         if session_store is not None:
             err.print(f"stored as conversation {replayed.conversation.id} in {session_store.url}")

@@ -10,10 +10,12 @@ from typing import Annotated
 import anyio
 import typer
 
+from forge_app.cli._otel import otlp_telemetry
 from forge_app.cli.console import err, fail, out
 from forge_app.cli.history import opened_store, store_file
 from forge_app.cli.options import (
     AgentId,
+    OtelOption,
     StoreOption,
     TokenizerName,
     resolve_agent,
@@ -105,6 +107,7 @@ def run_command(
     ] = RetryPolicy().deadline,
     store: StoreOption = None,
     tokenizer: TokenizerName = None,
+    otel: OtelOption = False,
 ) -> None:
     """Run the agent loop on TASK against an OpenAI-compatible endpoint.
 
@@ -115,7 +118,7 @@ def run_command(
     check_outputs([output, store_file(store)], inputs=[agent_file])
     agent = resolve_agent(agent_file, agent_id)
     check_endpoint(agent, os.environ)
-    with opened_store(store) as session_store:
+    with opened_store(store) as session_store, otlp_telemetry(otel, agent):
         orchestrator = Orchestrator(
             agent,
             OpenAIChatModel.for_agent(agent),

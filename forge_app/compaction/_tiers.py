@@ -49,6 +49,7 @@ from forge_domain.engine import (
 from forge_domain.json import JsonObject
 from forge_domain.result import CompactionOutcome, CompactionResult
 from forge_domain.tool_catalog import ToolCatalog
+from forge_domain.trace import note_event, note_tier
 from forge_domain.usage import Usage
 
 __all__ = ["TieredEngine"]
@@ -163,6 +164,7 @@ class TieredEngine(BaseContextEngine):
         self, context: Context, focus: str | None, mode: CompactionMode
     ) -> CompactionOutcome:
         if mode == "manual":
+            note_tier("summary")
             return await self.summary.compress(context, focus=focus, mode=mode)
         pruned = self._prune(context)
         if (
@@ -172,7 +174,9 @@ class TieredEngine(BaseContextEngine):
             and self._fits(pruned.context)
         ):
             span = (pruned.indices[0], pruned.indices[-1])
+            note_tier("prune")
             return self._outcome(context, pruned.context, [span], "prune", None)
+        note_tier("summary")
         outcome = await self.summary.compress(context, focus=focus, mode=mode)
         summarised = outcome.result.compacted_range if outcome.changed() else None
         engine = outcome.result.engine if summarised is not None else "prune"
@@ -193,11 +197,15 @@ class TieredEngine(BaseContextEngine):
             if fallback.result.compacted_range is not None:
                 ranges.append(_to_original(fallback.result.compacted_range, summarised, shift))
                 current, engine = fallback.context, fallback.result.engine
+                note_tier("fallback")
+                note_event("fallback", {"tier": "fallback", "reason": "over budget after summary"})
         if not self._fits(current):
             cut = cut_to_fit(current, self.budget)
             if cut.indices:
                 ranges.append(_to_original((cut.indices[0], cut.indices[-1]), summarised, shift))
                 current = cut.context
+                note_tier("cut")
+                note_event("cut", {"tier": "cut", "messages": len(cut.indices)})
         return self._outcome(context, current, ranges, engine, outcome.result)
 
     def _prune(self, context: Context) -> Pruned:

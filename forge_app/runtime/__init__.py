@@ -40,6 +40,7 @@ from forge_app.runtime._orchestrator import (
     default_engine,
 )
 from forge_app.runtime._replay import Replay, ReplayModel, ReplayTools, ReplayTurn, replay
+from forge_app.runtime._telemetry import disable_telemetry, enable_telemetry
 from forge_app.runtime._tools import EngineTools, Tool, ToolExecutor, ToolRegistry
 from forge_app.runtime.plugins import CompactionHandler, LoggingPlugin
 
@@ -82,7 +83,9 @@ __all__ = [
     "TurnEndEvent",
     "configure_logging",
     "default_engine",
+    "disable_telemetry",
     "discover_plugins",
+    "enable_telemetry",
     "hookimpl",
     "hookspec",
     "replay",

@@ -14,7 +14,7 @@ from typing import ClassVar, Literal, TypeAlias
 from forge_app.errors import ContextLengthExceeded
 from forge_app.runtime._conversation import Conversation
 from forge_app.runtime._model import ModelRequest, ModelResponse
-from forge_domain import CompactionResult, TokenCount, ToolCall, ToolResult
+from forge_domain import CompactionMode, CompactionResult, TokenCount, ToolCall, ToolResult
 
 CompactionReason = Literal["threshold", "preflight", "window", "context_length_exceeded"]
 """Why a compaction ran: the response check, the pre-request check, a request that would
@@ -117,6 +117,8 @@ class CompactionStartEvent(_Event):
     hook: ClassVar[str] = "forge_on_compaction_start"
     reason: CompactionReason
     """Why it runs."""
+    mode: CompactionMode
+    """How far it may go: ``automatic``, or ``forced`` (an overflow, the window, a retry)."""
     token_count: TokenCount
     """The context's size (usage-anchored) when it was triggered."""
     threshold: int

@@ -20,7 +20,7 @@ from forge_app.errors import ContextLengthExceeded
 from forge_app.runtime._conversation import Conversation
 from forge_app.runtime._events import CompactionReason, EndReason
 from forge_app.runtime._model import ModelRequest, ModelResponse
-from forge_domain import CompactionResult, TokenCount, ToolCall, ToolResult
+from forge_domain import CompactionMode, CompactionResult, TokenCount, ToolCall, ToolResult
 
 __all__ = ["hookimpl", "hookspec"]
 
@@ -89,9 +89,14 @@ def forge_on_context_overflow(
 
 @hookspec
 def forge_on_compaction_start(
-    conversation: Conversation, reason: CompactionReason, token_count: TokenCount, threshold: int
+    conversation: Conversation,
+    reason: CompactionReason,
+    mode: CompactionMode,
+    token_count: TokenCount,
+    threshold: int,
 ) -> None:
-    """A compaction of ``conversation.context`` (``token_count`` tokens) is about to run."""
+    """A compaction of ``conversation.context`` (``token_count`` tokens) is about to run in
+    ``mode``."""
 
 
 @hookspec

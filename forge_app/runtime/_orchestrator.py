@@ -65,6 +65,7 @@ from forge_app.runtime._events import (
     TurnEndEvent,
 )
 from forge_app.runtime._model import ChatModel, ModelRequest, ModelResponse, OpenAIChatModel
+from forge_app.runtime._telemetry import telemetry_plugin
 from forge_app.runtime._tools import EngineTools, ToolExecutor, ToolRegistry
 from forge_app.runtime.plugins import CompactionHandler, LoggingPlugin
 from forge_app.store import ArchivingEngine, ConversationRecorder, SessionStore
@@ -268,8 +269,13 @@ class Orchestrator:
         if recorder is not None:
             engine = ArchivingEngine(engine, recorder)
         handler = CompactionHandler(engine, self.agent, context_length=self.context_length)
+        builtins: list[NamedPlugin] = []
+        telemetry = telemetry_plugin(self.agent)
+        if telemetry is not None:
+            builtins.append((telemetry.name, telemetry))
+        builtins += [(LoggingPlugin.name, LoggingPlugin()), (CompactionHandler.name, handler)]
         hooks = Hooks(
-            builtins=[(LoggingPlugin.name, LoggingPlugin()), (CompactionHandler.name, handler)],
+            builtins=builtins,
             plugins=self.plugins,
             selection=self.agent.plugins,
         )

@@ -33,6 +33,7 @@ from forge_domain import (
     ContextMessage,
     JsonObject,
     TextPart,
+    note_archived,
 )
 
 __all__: list[str] = []
@@ -306,7 +307,7 @@ class ConversationRecorder:
             snapshot = Snapshot(tuple(entries), self.last_seq, len(annotated) + len(rest))
             return archives, snapshot
 
-        self.store.record(self.conversation_id, kinds, build)
+        note_archived(self.store.record(self.conversation_id, kinds, build))
         rest_known = self.known[tail:]
         self.known = [*annotated, *rest_known]
         self.lineage = [*new_lineage, *self.lineage[tail:]]

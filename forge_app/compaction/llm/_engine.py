@@ -70,6 +70,7 @@ from forge_domain.messages import CHARS_PER_TOKEN, ContextMessage, ToolResult
 from forge_domain.result import CompactionOutcome
 from forge_domain.summary import ContextSummary
 from forge_domain.tool_catalog import ToolCatalog
+from forge_domain.trace import note_event, observe_summary_call
 from forge_domain.usage import Usage
 from forge_domain.validation import ensure_valid
 
@@ -215,6 +216,7 @@ class LLMEngine(BaseContextEngine):
                 None,
             )
             self.guard.record_fallback(failed_now=False)
+            note_event("fallback", {"engine": "frame", "reason": "cooling down"})
         else:
             try:
                 text, usage = await self._summarise(span, frame, focus, budget)
@@ -227,6 +229,7 @@ class LLMEngine(BaseContextEngine):
                 )
                 self.guard.record_fallback(failed_now=True)
                 _log.warning("summary_fallback_used", engine=self.name, reason=str(exc))
+                note_event("fallback", {"engine": "frame", "reason": str(exc)})
             else:
                 checked = check_coverage(text, facts, kept=_text_of(span.head))
                 _log.info(
@@ -286,6 +289,17 @@ class LLMEngine(BaseContextEngine):
             target_tokens=self._target_tokens(span),
             task=redact(span.task) if span.task is not None else None,
         )
+        with observe_summary_call(self.model, prompt) as call:
+            try:
+                text, usage = await self._ask(prompt, budget)
+            except (_SummaryUnavailable, SummaryAuthFailed) as exc:
+                call.failed(str(exc))
+                raise
+            call.succeeded(usage)
+            return text, usage
+
+    async def _ask(self, prompt: str, budget: int) -> tuple[str, Usage | None]:
+        """One summary call: the model's answer, checked (size and sections)."""
         import openai  # deferred: the openai package takes most of a cold start
 
         client = self._ensure_client()

@@ -64,6 +64,7 @@ from forge_domain import (
     JsonObject,
     TextMessage,
     TokenCount,
+    note_event,
 )
 
 _log = structlog.get_logger("forge_app")
@@ -226,6 +227,7 @@ class CompactionHandler:
             return
         after = cut_to_fit(before, window, reach="task_too").context
         if after is not before and conversation.replace_context(before, after):
+            note_event("cut", {"window": window, "reach": "task_too"})
             _log.warning(
                 "context_cut_to_fit",
                 conversation_id=conversation.id,
@@ -245,10 +247,13 @@ class CompactionHandler:
         """
         hooks = conversation.hooks
         before = conversation.context
+        forced = reason in ("context_length_exceeded", "window") or self.ineffective > 0
+        mode: CompactionMode = "forced" if forced else "automatic"
         await hooks.dispatch(
             CompactionStartEvent(
                 conversation=conversation,
                 reason=reason,
+                mode=mode,
                 token_count=conversation.token_count(before),
                 threshold=self.threshold,
             )
@@ -256,8 +261,6 @@ class CompactionHandler:
         last = before.last_message()
         pending = isinstance(last, TextMessage) and bool(last.tool_calls)
         target = Context(before[:-1], usage_floor=before.usage_floor) if pending else before
-        forced = reason in ("context_length_exceeded", "window") or self.ineffective > 0
-        mode: CompactionMode = "forced" if forced else "automatic"
         try:
             outcome = await self.engine.compress(target, mode=mode)
         except (ForgeAppError, ForgeDomainError) as exc:
