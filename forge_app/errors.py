@@ -32,6 +32,7 @@
     │   ├── StoreCorrupt          the file or database is not a readable session store
     │   ├── StoreSchemaTooNew     the store was written by a newer version (schema version)
     │   ├── ConversationNotFound  no conversation with that id in the store
+    │   ├── ConversationChanged   another writer changed the conversation; re-read it
     │   └── UnknownRef            no archive with that ref in the conversation
     ├── AdapterUnavailable    a framework adapter's extra is not installed (names the extra)
     ├── UnsupportedHistory    a framework history holds an item an adapter cannot read (index, type)
@@ -335,6 +336,16 @@ class ConversationNotFound(StoreError, LookupError):
     def __init__(self, url: str, conversation_id: str) -> None:
         self.conversation_id = conversation_id
         super().__init__(url, f"no conversation {conversation_id!r}")
+
+
+class ConversationChanged(StoreError):
+    """Another writer changed conversation ``conversation_id`` since this one read it, in a way
+    a compaction cannot be re-applied on (it replaced some of the same messages); nothing was
+    written. The recorder re-reads the conversation at its next sync."""
+
+    def __init__(self, url: str, conversation_id: str, problem: str) -> None:
+        self.conversation_id = conversation_id
+        super().__init__(url, f"conversation {conversation_id!r} changed meanwhile: {problem}")
 
 
 class UnknownRef(StoreError, LookupError):

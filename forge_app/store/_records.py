@@ -45,6 +45,16 @@ class ConversationInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class Appended:
+    """What :meth:`SessionStore.append_versioned` wrote."""
+
+    seqs: tuple[int, ...]
+    """The seqs the messages got, in order."""
+    version: int
+    """The conversation's version after the append."""
+
+
+@dataclass(frozen=True, slots=True)
 class StoredMessage:
     """One original message as it joined the conversation."""
 

@@ -7,8 +7,9 @@ migrations in one transaction; a store whose version is newer than
 Tables (every name starts with ``forge_``, so a shared PostgreSQL database is fine):
 
 - ``forge_conversations``: one row per conversation, its counters (next message
-  sequence number, next ``c`` and ``t`` ref), the snapshot of its context after
-  the latest compaction and the small runtime state saved every turn;
+  sequence number, next ``c`` and ``t`` ref), its ``version`` (one more with each
+  write that changes its context), the snapshot of its context after the latest
+  compaction and the small runtime state saved every turn;
 - ``forge_messages``: append-only, every message in the order it joined the
   conversation (``seq`` from 1), as OpenAI JSON (``body``, what ``export`` writes)
   and as the exact model (``model``), with its searchable text;
@@ -28,7 +29,7 @@ from forge_app.store._url import Dialect
 
 __all__: list[str] = []
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The schema this version of forge-compact reads and writes."""
 
 _COMMON_V1 = (
@@ -109,9 +110,15 @@ _POSTGRES_V1 = (
     )""",
 )
 
+_CONVERSATION_VERSION = (
+    "ALTER TABLE forge_conversations ADD COLUMN version INTEGER NOT NULL DEFAULT 0",
+)
+"""Version 2: each conversation counts the writes that changed its stored context (an
+append, a compaction), so a writer that read an older one is found in its transaction."""
+
 MIGRATIONS: dict[Dialect, tuple[tuple[str, ...], ...]] = {
-    "sqlite": (_SQLITE_V1,),
-    "postgresql": (_POSTGRES_V1,),
+    "sqlite": (_SQLITE_V1, _CONVERSATION_VERSION),
+    "postgresql": (_POSTGRES_V1, _CONVERSATION_VERSION),
 }
 """Per dialect, the statements of migration ``n`` at index ``n - 1``."""
 
