@@ -29,6 +29,7 @@
     ├── StoreError            a session store cannot be used (``url`` at fault, password hidden)
     │   ├── InvalidStoreUrl       the URL names no supported store (sqlite:///…, postgresql://…)
     │   ├── StoreUnavailable      the store does not answer (bounded connect timeout) or cannot open
+    │   │   └── StoreTimeout          a store call passed its deadline (hung server, held lock)
     │   ├── StoreCorrupt          the file or database is not a readable session store
     │   ├── StoreSchemaTooNew     the store was written by a newer version (schema version)
     │   ├── ConversationNotFound  no conversation with that id in the store
@@ -346,6 +347,15 @@ class ConversationChanged(StoreError):
     def __init__(self, url: str, conversation_id: str, problem: str) -> None:
         self.conversation_id = conversation_id
         super().__init__(url, f"conversation {conversation_id!r} changed meanwhile: {problem}")
+
+
+class StoreTimeout(StoreUnavailable):
+    """A store call did not finish within its deadline (``seconds``); its transaction was
+    rolled back, nothing of it was written."""
+
+    def __init__(self, url: str, seconds: float, problem: str) -> None:
+        self.seconds = seconds
+        super().__init__(url, f"no answer within {seconds:g}s ({problem})")
 
 
 class UnknownRef(StoreError, LookupError):

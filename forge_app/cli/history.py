@@ -24,6 +24,7 @@ from rich.table import Table
 
 from forge_app.cli.console import err
 from forge_app.cli.options import StoreOption
+from forge_app.errors import StoreError
 from forge_app.files._atomic import STDIO, check_outputs, write_text_atomic
 from forge_app.store import (
     ConversationRecorder,
@@ -31,11 +32,14 @@ from forge_app.store import (
     StoredMessage,
     open_store,
     parse_store_url,
+    redact_url,
 )
 from forge_domain import Agent
 
 STORE_ENV = "FORGE_COMPACT_STORE"
 """The store ``history`` uses when ``--store`` is not given."""
+DEADLINE_ENV = "FORGE_COMPACT_STORE_DEADLINE"
+"""Seconds each store operation may take in all (default ``OPERATION_DEADLINE``, 60)."""
 
 app = typer.Typer(
     name="history",
@@ -65,13 +69,34 @@ def store_file(url: str | None) -> str | None:
     return parsed.target if parsed.dialect == "sqlite" else None
 
 
+def _open(url: str) -> SessionStore:
+    """``open_store`` with the deadline ``$FORGE_COMPACT_STORE_DEADLINE`` sets, if any.
+
+    Raises:
+        StoreError: the variable is not a positive number of seconds.
+    """
+    text = os.environ.get(DEADLINE_ENV, "").strip()
+    if not text:
+        return open_store(url)
+    try:
+        deadline = float(text)
+    except ValueError:
+        deadline = -1.0
+    if not 0 < deadline < float("inf"):
+        raise StoreError(
+            redact_url(url),
+            f"{DEADLINE_ENV} must be a positive number of seconds, got {text!r:.40}",
+        )
+    return open_store(url, deadline=deadline)
+
+
 @contextmanager
 def opened_store(url: str | None) -> Iterator[SessionStore | None]:
     """The store ``url`` names, closed at the end (None when ``url`` is None)."""
     if url is None:
         yield None
         return
-    with open_store(url) as store:
+    with _open(url) as store:
         yield store
 
 
@@ -94,7 +119,7 @@ def _history_store(url: str | None) -> SessionStore:
     chosen = url or default_store_url()
     if url is None and chosen.startswith("sqlite:///"):
         Path(chosen.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-    return open_store(chosen)
+    return _open(chosen)
 
 
 def _write_messages(output: str, messages: list[StoredMessage]) -> None:

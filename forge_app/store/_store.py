@@ -26,7 +26,15 @@ from forge_app.store._archives import (
     new_refs,
     one_archive,
 )
-from forge_app.store._backend import BATCH_ROWS, CONNECT_TIMEOUT, Cursor, Database, Param, connect
+from forge_app.store._backend import (
+    BATCH_ROWS,
+    CONNECT_TIMEOUT,
+    OPERATION_DEADLINE,
+    Cursor,
+    Database,
+    Param,
+    connect,
+)
 from forge_app.store._records import (
     Appended,
     ArchiveInfo,
@@ -353,20 +361,24 @@ class SessionStore:
         return archived_originals(self._db, conversation_id, self.archive(conversation_id, ref))
 
 
-def open_store(url: str, *, connect_timeout: int = CONNECT_TIMEOUT) -> SessionStore:
+def open_store(
+    url: str, *, connect_timeout: int = CONNECT_TIMEOUT, deadline: float = OPERATION_DEADLINE
+) -> SessionStore:
     """Open (and create or migrate) the session store at ``url``.
 
     ``sqlite:///PATH`` (or a bare path) is a local file in WAL mode, created when
-    missing; ``postgresql://USER@HOST:PORT/DB`` needs the ``postgres`` extra.
+    missing; ``postgresql://USER@HOST:PORT/DB`` needs the ``postgres`` extra. Each
+    later operation (a read, a write transaction) has ``deadline`` seconds in all.
 
     Raises:
         InvalidStoreUrl: the URL names no supported store.
         StoreUnavailable: the server does not answer within the connect timeout, the
             file cannot be opened.
+        StoreTimeout: an operation (here: the migration) ran past ``deadline``.
         StoreCorrupt: the file is not a session store.
         StoreSchemaTooNew: the store was written by a newer forge-compact.
     """
-    db = connect(parse_store_url(url), connect_timeout)
+    db = connect(parse_store_url(url), connect_timeout, deadline)
     try:
         migrate(db)
     except BaseException:
