@@ -45,6 +45,8 @@ BATCH_ROWS = 500
 BUSY_TIMEOUT_MS = 30_000
 """Milliseconds a SQLite writer waits for another process's transaction to end (at most
 the operation's deadline)."""
+NO_STORE = "no session store there (nothing was stored yet); give --store or FORGE_COMPACT_STORE"
+"""Why a store that a read-only use would have to create is refused."""
 OPERATION_DEADLINE = 60.0
 """Seconds one store operation (a read, a whole write transaction) may take in all."""
 
@@ -85,15 +87,23 @@ class SQLiteDatabase:
 
     dialect: Dialect = "sqlite"
 
-    def __init__(self, url: StoreUrl, deadline: float = OPERATION_DEADLINE) -> None:
+    def __init__(
+        self, url: StoreUrl, deadline: float = OPERATION_DEADLINE, *, create: bool = True
+    ) -> None:
         self.shown = url.shown
         path = Path(url.target)
+        missing_directory = f"directory {str(path.parent)!r} does not exist"
+        if not create and not path.exists():
+            why = missing_directory if not path.parent.is_dir() else "no such file"
+            raise StoreUnavailable(self.shown, f"{NO_STORE} ({why})")
         if not path.parent.is_dir():
-            raise StoreUnavailable(self.shown, f"directory {str(path.parent)!r} does not exist")
+            raise StoreUnavailable(self.shown, missing_directory)
         if path.exists() and not path.is_file():
             raise StoreUnavailable(self.shown, f"{str(path)!r} is not a regular file")
         busy = min(BUSY_TIMEOUT_MS / 1000, deadline)
         self._deadline = Deadline(busy, lambda: None)
+        if path.is_file() and path.stat().st_size > 0:
+            self._refuse_foreign(path)
         try:
             self._connection = sqlite3.connect(
                 path, isolation_level=None, timeout=busy, check_same_thread=False
@@ -116,6 +126,26 @@ class SQLiteDatabase:
                 return _SQLiteCursor(self._connection).run(sql, params)
         except sqlite3.Error as exc:
             raise _sqlite_error(self.shown, exc, self._deadline) from exc
+
+    def _refuse_foreign(self, path: Path) -> None:
+        """Refuse a file that is not a session store, opened read-only so that it stays
+        exactly as it was (a read-write open would switch it to WAL first).
+
+        Raises:
+            StoreCorrupt: not a database, or one with other tables and no forge schema.
+        """
+        try:
+            probe = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        except sqlite3.Error as exc:
+            raise _sqlite_error(self.shown, exc, self._deadline) from exc
+        try:
+            names = {str(row[0]) for row in probe.execute("SELECT name FROM sqlite_master")}
+        except sqlite3.Error as exc:
+            raise _sqlite_error(self.shown, exc, self._deadline) from exc
+        finally:
+            probe.close()
+        if names and "forge_schema" not in names:
+            raise StoreCorrupt(self.shown, "not a forge-compact session store (other tables)")
 
     @contextmanager
     def write(self) -> Iterator[Cursor]:
@@ -250,10 +280,15 @@ Database = SQLiteDatabase | PostgresDatabase
 
 
 def connect(
-    url: StoreUrl, connect_timeout: int = CONNECT_TIMEOUT, deadline: float = OPERATION_DEADLINE
+    url: StoreUrl,
+    connect_timeout: int = CONNECT_TIMEOUT,
+    deadline: float = OPERATION_DEADLINE,
+    *,
+    create: bool = True,
 ) -> Database:
     """Open the database ``url`` names (a server has ``connect_timeout`` seconds to answer,
-    each later operation ``deadline`` seconds in all)."""
+    each later operation ``deadline`` seconds in all); without ``create`` a SQLite file
+    that does not exist is refused instead of created."""
     if url.dialect == "sqlite":
-        return SQLiteDatabase(url, deadline)
+        return SQLiteDatabase(url, deadline, create=create)
     return PostgresDatabase(url, connect_timeout, deadline)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from forge_app.errors import ConversationChanged, StoreError
+from forge_app.errors import ConversationChanged, ConversationNotFound, StoreError
 from forge_app.store._align import Alignment, align
 from forge_app.store._merge import Entry, reapply
 from forge_app.store._records import ArchiveKind, NewArchive, to_ranges
@@ -108,21 +108,29 @@ class ConversationRecorder:
     :meth:`sync` then reads it again and hands the fresh context back."""
     engine_state: Callable[[], JsonObject] | None = None
     """Gives the engine's state to save with each turn (set by the archiving engine)."""
+    created: bool = True
+    """False for a new conversation until its first messages are stored: the conversation
+    is created with them, in one transaction (a run that fails or is killed before it
+    leaves no empty conversation behind)."""
+    agent: str = ""
+    """The agent id a new conversation is created with."""
 
     @classmethod
     def start(
         cls, store: SessionStore, conversation_id: str, agent: str = ""
     ) -> ConversationRecorder:
-        """A recorder for a new conversation.
+        """A recorder for a new conversation, created in the store with its first messages.
 
         Raises:
             StoreError: the store already holds a conversation with this id (resume it).
         """
-        if not store.ensure_conversation(conversation_id, agent):
-            raise StoreError(
-                store.url, f"conversation {conversation_id!r} already exists; resume it instead"
-            )
-        return cls(store, conversation_id)
+        try:
+            store.conversation(conversation_id)
+        except ConversationNotFound:
+            return cls(store, conversation_id, created=False, agent=agent)
+        raise StoreError(
+            store.url, f"conversation {conversation_id!r} already exists; resume it instead"
+        )
 
     @classmethod
     def resume(cls, store: SessionStore, saved: SavedConversation) -> ConversationRecorder:
@@ -184,7 +192,7 @@ class ConversationRecorder:
             self._append(list(context)[len(self.known) :], state)
             return context
         if self._is_prefix(context):
-            if state is not None:
+            if state is not None and self.created:
                 self.store.save_runtime(self.conversation_id, state)
             return context
         messages = list(context)
@@ -215,10 +223,16 @@ class ConversationRecorder:
 
     def _append(self, messages: Sequence[ContextMessage], runtime: str | None) -> None:
         if not messages:
-            if runtime is not None:
+            if runtime is not None and self.created:
                 self.store.save_runtime(self.conversation_id, runtime)
             return
-        appended = self.store.append_versioned(self.conversation_id, messages, runtime)
+        appended = self.store.append_versioned(
+            self.conversation_id,
+            messages,
+            runtime,
+            create_for=None if self.created else self.agent,
+        )
+        self.created = True
         seqs = appended.seqs
         self.known.extend(messages)
         self.lineage.extend((seq,) for seq in seqs)
@@ -352,6 +366,7 @@ class ConversationRecorder:
         self.lineage = [entry.lineage for entry in written]
         self.origin = [entry.origin for entry in written]
         self.last_seq = max([self.last_seq, *fresh_seq])
+        self.stale = False  # the view is now the conversation as stored
         return None if fresh_seq else annotated
 
     def _entries(self) -> list[Entry]:

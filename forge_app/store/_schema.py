@@ -23,8 +23,8 @@ Tables (every name starts with ``forge_``, so a shared PostgreSQL database is fi
 
 from __future__ import annotations
 
-from forge_app.errors import StoreCorrupt, StoreSchemaTooNew
-from forge_app.store._backend import Cursor, Database
+from forge_app.errors import StoreCorrupt, StoreSchemaTooNew, StoreUnavailable
+from forge_app.store._backend import NO_STORE, Cursor, Database
 from forge_app.store._url import Dialect
 
 __all__: list[str] = []
@@ -133,12 +133,13 @@ def _tables(db: Database, cursor: Cursor) -> set[str]:
     return {str(row[0]) for row in rows}
 
 
-def migrate(db: Database) -> int:
+def migrate(db: Database, *, create: bool = True) -> int:
     """Bring the schema of ``db`` to :data:`SCHEMA_VERSION`; return the version found.
 
     Raises:
         StoreSchemaTooNew: the store is newer than this code (nothing is changed).
         StoreCorrupt: a SQLite file holding other tables and no forge schema.
+        StoreUnavailable: no store there yet and ``create`` is False (nothing is created).
     """
     with db.write() as cursor:
         if db.dialect == "postgresql":
@@ -147,6 +148,8 @@ def migrate(db: Database) -> int:
         if "forge_schema" not in tables:
             if db.dialect == "sqlite" and tables:
                 raise StoreCorrupt(db.shown, "not a forge-compact session store (other tables)")
+            if not create:
+                raise StoreUnavailable(db.shown, NO_STORE)
             cursor.run("CREATE TABLE forge_schema (version INTEGER NOT NULL)")
             cursor.run("INSERT INTO forge_schema (version) VALUES (0)")
         rows = cursor.run("SELECT version FROM forge_schema")

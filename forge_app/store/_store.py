@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import cast
 
-from forge_app.errors import ConversationNotFound
+from forge_app.errors import ConversationNotFound, StoreError
 from forge_app.store._archives import (
     all_archives,
     archived_originals,
@@ -111,13 +111,16 @@ class SessionStore:
 
     def ensure_conversation(self, conversation_id: str, agent: str = "") -> bool:
         """Create the conversation unless it exists; True when it was created."""
-        now = _now()
         with self._db.write() as cursor:
-            created = cursor.run(
-                "INSERT INTO forge_conversations (id, agent, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id",
-                (conversation_id, agent, now, now),
-            )
+            return self._create(cursor, conversation_id, agent)
+
+    def _create(self, cursor: Cursor, conversation_id: str, agent: str) -> bool:
+        now = _now()
+        created = cursor.run(
+            "INSERT INTO forge_conversations (id, agent, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id",
+            (conversation_id, agent, now, now),
+        )
         return bool(created)
 
     def conversations(self) -> list[ConversationInfo]:
@@ -149,14 +152,30 @@ class SessionStore:
         return self.append_versioned(conversation_id, messages, runtime).seqs
 
     def append_versioned(
-        self, conversation_id: str, messages: Sequence[ContextMessage], runtime: str | None = None
+        self,
+        conversation_id: str,
+        messages: Sequence[ContextMessage],
+        runtime: str | None = None,
+        *,
+        create_for: str | None = None,
     ) -> Appended:
         """:meth:`append`, with the conversation's version after it (one more than before
         when ``messages`` is not empty: a writer that knew the version before is in step
-        only if the new one is exactly one more)."""
-        if self.dialect == "postgresql" and 0 < len(messages) <= BATCH_ROWS:
+        only if the new one is exactly one more).
+
+        With ``create_for`` (an agent id) the conversation is created in the same
+        transaction, so a new conversation exists only with its first messages.
+
+        Raises:
+            StoreError: ``create_for`` is given and the conversation already exists.
+        """
+        if create_for is None and self.dialect == "postgresql" and 0 < len(messages) <= BATCH_ROWS:
             return self._append_in_one_statement(conversation_id, messages, runtime)
         with self._db.write() as cursor:
+            if create_for is not None and not self._create(cursor, conversation_id, create_for):
+                raise StoreError(
+                    self.url, f"conversation {conversation_id!r} already exists; resume it instead"
+                )
             return self._append(cursor, conversation_id, messages, runtime)
 
     def _append_in_one_statement(
@@ -362,25 +381,31 @@ class SessionStore:
 
 
 def open_store(
-    url: str, *, connect_timeout: int = CONNECT_TIMEOUT, deadline: float = OPERATION_DEADLINE
+    url: str,
+    *,
+    connect_timeout: int = CONNECT_TIMEOUT,
+    deadline: float = OPERATION_DEADLINE,
+    create: bool = True,
 ) -> SessionStore:
     """Open (and create or migrate) the session store at ``url``.
 
     ``sqlite:///PATH`` (or a bare path) is a local file in WAL mode, created when
     missing; ``postgresql://USER@HOST:PORT/DB`` needs the ``postgres`` extra. Each
     later operation (a read, a write transaction) has ``deadline`` seconds in all.
+    Without ``create`` a store that does not exist yet is refused, and nothing is
+    created (the read-only ``history`` commands).
 
     Raises:
         InvalidStoreUrl: the URL names no supported store.
         StoreUnavailable: the server does not answer within the connect timeout, the
-            file cannot be opened.
+            file cannot be opened, no store there yet and ``create`` is False.
         StoreTimeout: an operation (here: the migration) ran past ``deadline``.
         StoreCorrupt: the file is not a session store.
         StoreSchemaTooNew: the store was written by a newer forge-compact.
     """
-    db = connect(parse_store_url(url), connect_timeout, deadline)
+    db = connect(parse_store_url(url), connect_timeout, deadline, create=create)
     try:
-        migrate(db)
+        migrate(db, create=create)
     except BaseException:
         db.close()
         raise
