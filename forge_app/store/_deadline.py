@@ -18,6 +18,10 @@ from contextlib import contextmanager
 
 __all__: list[str] = []
 
+IDLE_SECONDS = 30.0
+"""The watchdog thread ends after this long without an operation (a store that is never
+closed does not keep a thread, and the connection it holds, for ever)."""
+
 
 class Deadline:
     """At most ``seconds`` per operation; nested operations share the outermost one's."""
@@ -67,7 +71,9 @@ class Deadline:
         with self._changed:
             while not self._closed:
                 if self._until is None:
-                    self._changed.wait()
+                    if not self._changed.wait(IDLE_SECONDS) and self._until is None:
+                        self._thread = None  # the next operation starts another
+                        return
                     continue
                 left = self._until - time.monotonic()
                 if left > 0:
