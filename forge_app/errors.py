@@ -29,9 +29,11 @@
     ├── StoreError            a session store cannot be used (``url`` at fault, password hidden)
     │   ├── InvalidStoreUrl       the URL names no supported store (sqlite:///…, postgresql://…)
     │   ├── StoreUnavailable      the store does not answer (bounded connect timeout) or cannot open
+    │   │   └── StoreTimeout          a store call passed its deadline (hung server, held lock)
     │   ├── StoreCorrupt          the file or database is not a readable session store
     │   ├── StoreSchemaTooNew     the store was written by a newer version (schema version)
     │   ├── ConversationNotFound  no conversation with that id in the store
+    │   ├── ConversationChanged   another writer changed the conversation; re-read it
     │   └── UnknownRef            no archive with that ref in the conversation
     ├── AdapterUnavailable    a framework adapter's extra is not installed (names the extra)
     ├── UnsupportedHistory    a framework history holds an item an adapter cannot read (index, type)
@@ -336,6 +338,25 @@ class ConversationNotFound(StoreError, LookupError):
     def __init__(self, url: str, conversation_id: str) -> None:
         self.conversation_id = conversation_id
         super().__init__(url, f"no conversation {conversation_id!r}")
+
+
+class ConversationChanged(StoreError):
+    """Another writer changed conversation ``conversation_id`` since this one read it, in a way
+    a compaction cannot be re-applied on (it replaced some of the same messages); nothing was
+    written. The recorder re-reads the conversation at its next sync."""
+
+    def __init__(self, url: str, conversation_id: str, problem: str) -> None:
+        self.conversation_id = conversation_id
+        super().__init__(url, f"conversation {conversation_id!r} changed meanwhile: {problem}")
+
+
+class StoreTimeout(StoreUnavailable):
+    """A store call did not finish within its deadline (``seconds``); its transaction was
+    rolled back, nothing of it was written."""
+
+    def __init__(self, url: str, seconds: float, problem: str) -> None:
+        self.seconds = seconds
+        super().__init__(url, f"no answer within {seconds:g}s ({problem})")
 
 
 class UnknownRef(StoreError, LookupError):

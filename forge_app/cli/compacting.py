@@ -64,7 +64,8 @@ class CompactionMetrics(BaseModel):
     message_reduction_percent: float
     """Percent of messages removed."""
     compacted_range: tuple[int, int] | None
-    """Inclusive indices of the input that were summarised (None: nothing was)."""
+    """Inclusive 0-based indices of the input that were summarised (None: nothing was);
+    the tables show them numbered from 1, like the store's messages."""
     budget_status: BudgetStatus
     """Whether ``compact.max_tokens`` was met."""
     engine: str

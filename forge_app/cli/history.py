@@ -12,8 +12,8 @@ The store is ``--store URL``, else ``$FORGE_COMPACT_STORE``, else the SQLite fil
 
 from __future__ import annotations
 
+import json
 import os
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,20 +22,25 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from forge_app.cli.console import err
+from forge_app.cli.console import err, out
 from forge_app.cli.options import StoreOption
+from forge_app.errors import StoreError
 from forge_app.files._atomic import STDIO, check_outputs, write_text_atomic
 from forge_app.store import (
     ConversationRecorder,
     SessionStore,
     StoredMessage,
+    new_conversation_id,
     open_store,
     parse_store_url,
+    redact_url,
 )
 from forge_domain import Agent
 
 STORE_ENV = "FORGE_COMPACT_STORE"
 """The store ``history`` uses when ``--store`` is not given."""
+DEADLINE_ENV = "FORGE_COMPACT_STORE_DEADLINE"
+"""Seconds each store operation may take in all (default ``OPERATION_DEADLINE``, 60)."""
 
 app = typer.Typer(
     name="history",
@@ -65,14 +70,40 @@ def store_file(url: str | None) -> str | None:
     return parsed.target if parsed.dialect == "sqlite" else None
 
 
+def _open(url: str, *, create: bool = True) -> SessionStore:
+    """``open_store`` with the deadline ``$FORGE_COMPACT_STORE_DEADLINE`` sets, if any.
+
+    Raises:
+        StoreError: the variable is not a positive number of seconds.
+    """
+    text = os.environ.get(DEADLINE_ENV, "").strip()
+    if not text:
+        return open_store(url, create=create)
+    try:
+        deadline = float(text)
+    except ValueError:
+        deadline = -1.0
+    if not 0 < deadline < float("inf"):
+        raise StoreError(
+            redact_url(url),
+            f"{DEADLINE_ENV} must be a positive number of seconds, got {text!r:.40}",
+        )
+    return open_store(url, deadline=deadline, create=create)
+
+
 @contextmanager
 def opened_store(url: str | None) -> Iterator[SessionStore | None]:
     """The store ``url`` names, closed at the end (None when ``url`` is None)."""
     if url is None:
         yield None
         return
-    with open_store(url) as store:
+    with _open(url) as store:
         yield store
+
+
+def source_stem(source: str | Path) -> str:
+    """The stem a conversation stored from the transcript ``source`` is named after."""
+    return Path(source).stem if str(source) != STDIO else "stdin"
 
 
 @contextmanager
@@ -84,17 +115,15 @@ def stored_conversation(
         if store is None:
             yield None
             return
-        stem = Path(source).stem if source != STDIO else "stdin"
-        recorder = ConversationRecorder.start(store, f"{stem}-{uuid.uuid4().hex[:8]}", agent.id)
+        named = new_conversation_id(source_stem(source))
+        recorder = ConversationRecorder.start(store, named, agent.id)
         yield recorder
         err.print(f"stored as conversation {recorder.conversation_id} in {store.url}")
 
 
 def _history_store(url: str | None) -> SessionStore:
-    chosen = url or default_store_url()
-    if url is None and chosen.startswith("sqlite:///"):
-        Path(chosen.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-    return open_store(chosen)
+    """The store a read-only ``history`` command reads: never created by it."""
+    return _open(url or default_store_url(), create=False)
 
 
 def _write_messages(output: str, messages: list[StoredMessage]) -> None:
@@ -108,18 +137,42 @@ Output = Annotated[
 ]
 
 
+_LIST_COLUMNS = ("id", "agent", "messages", "archives", "updated")
+
+
 @app.command("list")
-def list_command(store: StoreOption = None) -> None:
-    """List the stored conversations, most recent first."""
+def list_command(
+    store: StoreOption = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per conversation, as a JSON list.")
+    ] = False,
+) -> None:
+    """List the stored conversations, most recent first.
+
+    On a terminal a table (ids are never cut); in a pipe one tab-separated line per
+    conversation (id, agent, messages, archives, updated); with --json a JSON list.
+    """
     with _history_store(store) as opened:
         conversations = opened.conversations()
         err.print(f"{len(conversations)} conversations in {opened.url}", soft_wrap=True)
+    rows = [(c.id, c.agent, c.messages, c.archives, c.updated_at) for c in conversations]
+    if as_json:
+        items = [dict(zip(_LIST_COLUMNS, row, strict=True)) for row in rows]
+        typer.echo(json.dumps(items, ensure_ascii=False, indent=2))
+        return
+    if not out.is_terminal:
+        for row in rows:
+            typer.echo("\t".join(str(field).replace("\t", " ") for field in row))
+        return
     table = Table()
-    for column in ("id", "agent", "messages", "archives", "updated"):
-        table.add_column(column, justify="right" if column in ("messages", "archives") else "left")
+    for column in _LIST_COLUMNS:
+        numeric = column in ("messages", "archives")
+        table.add_column(
+            column, justify="right" if numeric else "left", overflow="fold", no_wrap=numeric
+        )
     for c in conversations:
         table.add_row(c.id, c.agent, f"{c.messages:,}", str(c.archives), c.updated_at)
-    err.print(table)
+    out.print(table)
 
 
 @app.command("show")

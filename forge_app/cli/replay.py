@@ -15,7 +15,7 @@ from forge_app.cli._chart_axes import Sample
 from forge_app.cli._otel import otlp_telemetry
 from forge_app.cli.compacting import ensure_provider_valid
 from forge_app.cli.console import err
-from forge_app.cli.history import opened_store, store_file
+from forge_app.cli.history import opened_store, source_stem, store_file
 from forge_app.cli.options import (
     AgentId,
     AgentPath,
@@ -27,6 +27,7 @@ from forge_app.cli.options import (
     resolve_agent,
     tokenizer_loader,
 )
+from forge_app.cli.report import message_range
 from forge_app.files._atomic import check_outputs
 from forge_app.files._transcripts import (
     Transcript,
@@ -37,7 +38,7 @@ from forge_app.files._transcripts import (
 )
 from forge_app.runtime._dispatch import NamedPlugin, discover_plugins
 from forge_app.runtime._replay import Replay, ReplayTurn
-from forge_app.store import SessionStore
+from forge_app.store import SessionStore, new_conversation_id
 from forge_domain import Agent, CompactionResult, TokenCount
 from forge_domain.token_count import TokenMeter
 
@@ -50,10 +51,17 @@ async def replay_turns(
     store: SessionStore | None = None,
     meter: TokenMeter | None = None,
     observers: Sequence[NamedPlugin] = (),
+    conversation_id: str | None = None,
 ) -> tuple[list[ReplayTurn], Replay]:
     """Replay ``transcript`` under ``agent`` (entry-point plugins and ``observers`` observe it)."""
-    plugins = [*discover_plugins(), *observers]
-    session = Replay(transcript.context, agent, plugins=plugins, store=store, meter=meter)
+    session = Replay(
+        transcript.context,
+        agent,
+        plugins=[*discover_plugins(), *observers],
+        store=store,
+        meter=meter,
+        conversation_id=conversation_id,
+    )
     turns = [turn async for turn in session.turns()]
     return turns, session
 
@@ -122,7 +130,7 @@ def timeline_table(turns: Sequence[ReplayTurn], threshold: int, title: str) -> T
     table.add_column("compaction (range before→after)")
     for turn in turns:
         events = [
-            f"[red]●[/red] {start}..{end} {c.original_tokens:,}→{c.compacted_tokens:,}"
+            f"[red]●[/red] {message_range(start, end)} {c.original_tokens:,}→{c.compacted_tokens:,}"
             for (start, end), c in _compactions(turn)
         ]
         table.add_row(
@@ -185,7 +193,10 @@ def replay_command(
     ensure_provider_valid(transcript, session)
     meter = tokenizer_loader(tokenizer, chosen).meter(model=chosen.model, fmt=transcript.format)
     with opened_store(store) as session_store, otlp_telemetry(otel, chosen):
-        turns, replayed = anyio.run(replay_turns, transcript, chosen, session_store, meter)
+        named = new_conversation_id(source_stem(session))
+        turns, replayed = anyio.run(
+            replay_turns, transcript, chosen, session_store, meter, (), named
+        )
         if session_store is not None:
             err.print(f"stored as conversation {replayed.conversation.id} in {session_store.url}")
     threshold = chosen.compaction_threshold()

@@ -18,11 +18,16 @@ _TRIGGER_LABELS = {
 }
 
 
+def message_range(start: int, end: int) -> str:
+    """The inclusive 0-based index range ``start..end`` as a person reads it: messages
+    numbered from 1, as ``history show`` numbers the stored originals (seqs)."""
+    return f"{start + 1}..{end + 1}"
+
+
 def _range(metrics: CompactionMetrics) -> str:
     if metrics.compacted_range is None:
         return "-"
-    start, end = metrics.compacted_range
-    return f"{start}..{end}"
+    return message_range(*metrics.compacted_range)
 
 
 def metrics_table(metrics: CompactionMetrics) -> Group:

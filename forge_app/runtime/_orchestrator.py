@@ -28,7 +28,6 @@ with an error result before the ``end`` event.
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import anyio
@@ -68,7 +67,12 @@ from forge_app.runtime._model import ChatModel, ModelRequest, ModelResponse, Ope
 from forge_app.runtime._telemetry import telemetry_plugin
 from forge_app.runtime._tools import EngineTools, ToolExecutor, ToolRegistry
 from forge_app.runtime.plugins import CompactionHandler, LoggingPlugin
-from forge_app.store import ArchivingEngine, ConversationRecorder, SessionStore
+from forge_app.store import (
+    ArchivingEngine,
+    ConversationRecorder,
+    SessionStore,
+    new_conversation_id,
+)
 from forge_domain import (
     Agent,
     Context,
@@ -234,7 +238,7 @@ class Orchestrator:
             context = start
         else:
             context = Context(start)
-        conversation_id = conversation_id or uuid.uuid4().hex[:12]
+        conversation_id = conversation_id or new_conversation_id(self.agent.id)
         recorder = None
         if self.store is not None:
             recorder = ConversationRecorder.start(self.store, conversation_id, self.agent.id)

@@ -154,6 +154,7 @@ class Replay:
         context_length: int | None = None,
         store: SessionStore | None = None,
         meter: TokenMeter | None = None,
+        conversation_id: str | None = None,
     ) -> None:
         """Prepare the replay; ``plugins`` observe it like any conversation.
 
@@ -161,7 +162,8 @@ class Replay:
         default chars/4).
 
         With a ``store``, the replayed conversation is stored as a live one would be
-        (originals, archives of every compaction, refs named in the context).
+        (originals, archives of every compaction, refs named in the context), as
+        ``conversation_id`` (default: ``new_conversation_id`` of the agent id).
         """
         self.transcript = tuple(transcript)
         responses = [m for m in self.transcript if isinstance(m, TextMessage) and _is_response(m)]
@@ -183,7 +185,7 @@ class Replay:
         first = next((i for i, m in enumerate(self.transcript) if _is_response(m)), None)
         self._start = len(self.transcript) if first is None else first
         self.conversation: Conversation = self.orchestrator.open(
-            Context(self.transcript[: self._start])
+            Context(self.transcript[: self._start]), conversation_id=conversation_id
         )
         """The replayed conversation; its context is the compacted result at the end."""
         self.model.observe = lambda: self.conversation.context

@@ -21,6 +21,7 @@ from forge_app.store._records import (
     ConversationInfo,
     SearchHit,
     StoredMessage,
+    new_conversation_id,
 )
 from forge_app.store._schema import SCHEMA_VERSION
 from forge_app.store._snapshot import SavedConversation
@@ -39,6 +40,7 @@ __all__ = [
     "SearchHit",
     "SessionStore",
     "StoredMessage",
+    "new_conversation_id",
     "open_store",
     "parse_store_url",
     "redact_url",

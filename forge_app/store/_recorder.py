@@ -22,8 +22,9 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from forge_app.errors import StoreError
+from forge_app.errors import ConversationChanged, ConversationNotFound, StoreError
 from forge_app.store._align import Alignment, align
+from forge_app.store._merge import Entry, reapply
 from forge_app.store._records import ArchiveKind, NewArchive, to_ranges
 from forge_app.store._snapshot import SavedConversation, Snapshot
 from forge_app.store._store import SessionStore
@@ -33,6 +34,7 @@ from forge_domain import (
     ContextMessage,
     JsonObject,
     TextPart,
+    find_violations,
     note_archived,
 )
 
@@ -100,23 +102,36 @@ class ConversationRecorder:
     """For each known message, its seq when it is that original unchanged, else None."""
     last_seq: int = 0
     """The newest original message stored."""
+    version: int = 0
+    """The conversation's version ``known`` was read or written at."""
+    stale: bool = False
+    """True when a write showed that another writer changed the conversation since:
+    :meth:`sync` then reads it again and hands the fresh context back."""
     engine_state: Callable[[], JsonObject] | None = None
     """Gives the engine's state to save with each turn (set by the archiving engine)."""
+    created: bool = True
+    """False for a new conversation until its first messages are stored: the conversation
+    is created with them, in one transaction (a run that fails or is killed before it
+    leaves no empty conversation behind)."""
+    agent: str = ""
+    """The agent id a new conversation is created with."""
 
     @classmethod
     def start(
         cls, store: SessionStore, conversation_id: str, agent: str = ""
     ) -> ConversationRecorder:
-        """A recorder for a new conversation.
+        """A recorder for a new conversation, created in the store with its first messages.
 
         Raises:
             StoreError: the store already holds a conversation with this id (resume it).
         """
-        if not store.ensure_conversation(conversation_id, agent):
-            raise StoreError(
-                store.url, f"conversation {conversation_id!r} already exists; resume it instead"
-            )
-        return cls(store, conversation_id)
+        try:
+            store.conversation(conversation_id)
+        except ConversationNotFound:
+            return cls(store, conversation_id, created=False, agent=agent)
+        raise StoreError(
+            store.url, f"conversation {conversation_id!r} already exists; resume it instead"
+        )
 
     @classmethod
     def resume(cls, store: SessionStore, saved: SavedConversation) -> ConversationRecorder:
@@ -128,7 +143,22 @@ class ConversationRecorder:
             lineage=list(saved.lineage),
             origin=list(saved.origin),
             last_seq=saved.last_seq,
+            version=saved.version,
         )
+
+    def _reread(self) -> Context:
+        """Take the conversation as stored now (another writer changed it); its context."""
+        saved = self.store.load(self.conversation_id)
+        self.known = list(saved.messages)
+        self.lineage = list(saved.lineage)
+        self.origin = list(saved.origin)
+        self.last_seq = saved.last_seq
+        self.version = saved.version
+        self.stale = False
+        _log.info(
+            "conversation_reread", conversation_id=self.conversation_id, version=saved.version
+        )
+        return Context(self.known, usage_floor=len(self.known))
 
     # -- appends ---------------------------------------------------------------------
 
@@ -148,14 +178,22 @@ class ConversationRecorder:
 
         That is ``context`` itself, unless it was changed in a way the recorder did not
         see (a message cut to fit the window): then the change is archived and the
-        returned context names its refs. ``runtime`` is saved in the same transaction.
+        returned context names its refs; or unless another writer changed the stored
+        conversation meanwhile: then it is read again (with what this call stored) and
+        returned. ``runtime`` is saved in the same transaction.
         """
+        synced = self._sync(context, runtime)
+        return self._reread() if self.stale else synced
+
+    def _sync(self, context: Context, runtime: JsonObject | None = None) -> Context:
+        """:meth:`sync` without reading the conversation again (a compaction reads it in
+        its own transaction)."""
         state = self._runtime(runtime)
         if self._extends(context):
             self._append(list(context)[len(self.known) :], state)
             return context
         if self._is_prefix(context):
-            if state is not None:
+            if state is not None and self.created:
                 self.store.save_runtime(self.conversation_id, state)
             return context
         messages = list(context)
@@ -172,6 +210,8 @@ class ConversationRecorder:
             result=None,
         )
         self._append(appended, state)
+        if annotated is None:
+            return Context(self.known, usage_floor=len(self.known))
         return Context([*annotated, *appended], usage_floor=context.usage_floor)
 
     def _runtime(self, runtime: JsonObject | None) -> str | None:
@@ -184,14 +224,25 @@ class ConversationRecorder:
 
     def _append(self, messages: Sequence[ContextMessage], runtime: str | None) -> None:
         if not messages:
-            if runtime is not None:
+            if runtime is not None and self.created:
                 self.store.save_runtime(self.conversation_id, runtime)
             return
-        seqs = self.store.append(self.conversation_id, messages, runtime)
+        appended = self.store.append_versioned(
+            self.conversation_id,
+            messages,
+            runtime,
+            create_for=None if self.created else self.agent,
+        )
+        self.created = True
+        seqs = appended.seqs
         self.known.extend(messages)
         self.lineage.extend((seq,) for seq in seqs)
         self.origin.extend(seqs)
         self.last_seq = max(self.last_seq, seqs[-1])
+        if appended.version == self.version + 1:
+            self.version = appended.version
+        else:
+            self.stale = True
 
     # -- compactions -----------------------------------------------------------------
 
@@ -209,7 +260,7 @@ class ConversationRecorder:
         ``before`` is the context the engine was given: the stored context, or a
         prefix of it (a trailing call whose results are pending stays out).
         """
-        synced = list(self.sync(before))
+        synced = list(self._sync(before))
         messages = _in_synced_terms(list(before), synced, list(after))
         annotated = self._archive(
             synced,
@@ -219,6 +270,8 @@ class ConversationRecorder:
             reason=reason,
             result=result,
         )
+        if annotated is None:
+            return Context(self.known, usage_floor=len(self.known))
         return Context(annotated, usage_floor=after.usage_floor)
 
     def _archive(
@@ -230,7 +283,10 @@ class ConversationRecorder:
         engine: str,
         reason: str,
         result: CompactionResult | None,
-    ) -> list[ContextMessage]:
+    ) -> list[ContextMessage] | None:
+        """Archive the edit ``before`` -> ``after``; ``after`` with refs named, or None when
+        another writer had changed the conversation and the edit was re-applied on it (the
+        context is then :attr:`known`)."""
         lineage = self.lineage[: len(before)]
         tail = len(before)
         summary = alignment.summary_index(after)
@@ -242,10 +298,13 @@ class ConversationRecorder:
         if not kinds:
             return list(after)
         annotated = list(after)
-        new_lineage: list[tuple[int, ...]] = []
-        new_origin: list[int | None] = []
+        mine = self._entries()
+        written: list[Entry] = []
+        fresh_seq: list[int] = []
 
-        def build(refs: tuple[str, ...]) -> tuple[list[NewArchive], Snapshot]:
+        def build(
+            refs: tuple[str, ...], fresh: SavedConversation | None
+        ) -> tuple[list[NewArchive], Snapshot]:
             archives: list[NewArchive] = []
             refs_left = list(refs)
             if replaced_seqs:
@@ -282,34 +341,83 @@ class ConversationRecorder:
                         reason=reason,
                     )
                 )
-            new_lineage.clear()
-            new_origin.clear()
+            edited: list[tuple[Entry, int | None]] = []
             for index, source in enumerate(alignment.source):
                 if source is not None:
-                    new_lineage.append(lineage[source])
                     kept = index not in alignment.altered
-                    new_origin.append(self.origin[source] if kept else None)
-                elif index == summary:
-                    new_lineage.append(tuple(replaced_seqs))
-                    new_origin.append(None)
+                    origin = self.origin[source] if kept else None
+                    edited.append((Entry(annotated[index], lineage[source], origin), source))
                 else:
-                    new_lineage.append(())
-                    new_origin.append(None)
-            entries: list[int | tuple[ContextMessage, tuple[tuple[int, int], ...]]] = []
-            rest = self.known[tail:]
-            for message, seqs, origin in zip(
-                [*annotated, *rest],
-                [*new_lineage, *self.lineage[tail:]],
-                [*new_origin, *self.origin[tail:]],
-                strict=True,
-            ):
-                entries.append(origin if origin is not None else (message, to_ranges(seqs)))
-            snapshot = Snapshot(tuple(entries), self.last_seq, len(annotated) + len(rest))
-            return archives, snapshot
+                    seqs = tuple(replaced_seqs) if index == summary else ()
+                    edited.append((Entry(annotated[index], seqs, None), None))
+            edited.extend((mine[k], k) for k in range(tail, len(mine)))
+            if fresh is None:
+                written[:] = [entry for entry, _ in edited]
+            else:
+                written[:] = self._on_fresh(mine, edited, fresh, pending=tail < len(mine))
+                fresh_seq[:] = [fresh.last_seq]
+            return archives, _snapshot(written, fresh_seq[0] if fresh_seq else self.last_seq)
 
-        note_archived(self.store.record(self.conversation_id, kinds, build))
-        rest_known = self.known[tail:]
-        self.known = [*annotated, *rest_known]
-        self.lineage = [*new_lineage, *self.lineage[tail:]]
-        self.origin = [*new_origin, *self.origin[tail:]]
-        return annotated
+        try:
+            refs, self.version = self.store.record(self.conversation_id, kinds, build, self.version)
+        except ConversationChanged:
+            self.stale = True
+            raise
+        note_archived(refs)
+        self.known = [entry.message for entry in written]
+        self.lineage = [entry.lineage for entry in written]
+        self.origin = [entry.origin for entry in written]
+        self.last_seq = max([self.last_seq, *fresh_seq])
+        self.stale = False  # the view is now the conversation as stored
+        return None if fresh_seq else annotated
+
+    def _entries(self) -> list[Entry]:
+        return [
+            Entry(message, seqs, origin)
+            for message, seqs, origin in zip(self.known, self.lineage, self.origin, strict=True)
+        ]
+
+    def _on_fresh(
+        self,
+        mine: list[Entry],
+        edited: list[tuple[Entry, int | None]],
+        fresh: SavedConversation,
+        *,
+        pending: bool,
+    ) -> list[Entry]:
+        """The edit re-applied on the conversation as another writer left it.
+
+        Raises:
+            ConversationChanged: it no longer applies (nothing is written).
+        """
+        now = [
+            Entry(message, seqs, origin)
+            for message, seqs, origin in zip(
+                fresh.messages, fresh.lineage, fresh.origin, strict=True
+            )
+        ]
+        merged = None if pending else reapply(mine, edited, now)
+        problem = "another writer compacted some of the same messages"
+        if merged is not None and find_violations(Context([entry.message for entry in merged])):
+            merged, problem = None, "re-applied, the context would not be valid"
+        if merged is None:
+            raise ConversationChanged(self.store.url, self.conversation_id, problem)
+        _log.info(
+            "compaction_reapplied",
+            conversation_id=self.conversation_id,
+            version=fresh.version,
+            messages=len(merged),
+        )
+        return merged
+
+
+def _snapshot(entries: Sequence[Entry], base_seq: int) -> Snapshot:
+    """The snapshot of a context made of ``entries`` (later originals follow ``base_seq``)."""
+    return Snapshot(
+        tuple(
+            entry.origin if entry.origin is not None else (entry.message, to_ranges(entry.lineage))
+            for entry in entries
+        ),
+        base_seq,
+        len(entries),
+    )

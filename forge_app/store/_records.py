@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
@@ -24,6 +25,21 @@ REF_PREFIX: dict[ArchiveKind, str] = {"span": "c", "message": "t"}
 """The letter that starts the refs of each kind."""
 
 _MESSAGE = TypeAdapter[ContextMessage](ContextMessage)
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+STEM_CHARS = 40
+"""Most characters of a conversation id's stem."""
+
+
+def new_conversation_id(stem: str) -> str:
+    """The one rule that names new conversations: ``<stem>-<8 hex digits>``.
+
+    ``stem`` is the transcript's file name without its extension (``stdin`` for standard
+    input) or, for a conversation started from a prompt, the agent id; anything but
+    letters, digits, ``.``, ``_`` and ``-`` becomes ``-``, and it is cut to
+    :data:`STEM_CHARS` (``conversation`` when nothing is left).
+    """
+    safe = _UNSAFE.sub("-", stem).strip("-")[:STEM_CHARS] or "conversation"
+    return f"{safe}-{uuid.uuid4().hex[:8]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +58,16 @@ class ConversationInfo:
     """Original messages stored (the append-only transcript)."""
     archives: int
     """Archive refs (compacted spans and changed messages)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """What :meth:`SessionStore.append_versioned` wrote."""
+
+    seqs: tuple[int, ...]
+    """The seqs the messages got, in order."""
+    version: int
+    """The conversation's version after the append."""
 
 
 @dataclass(frozen=True, slots=True)

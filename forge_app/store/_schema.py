@@ -7,8 +7,9 @@ migrations in one transaction; a store whose version is newer than
 Tables (every name starts with ``forge_``, so a shared PostgreSQL database is fine):
 
 - ``forge_conversations``: one row per conversation, its counters (next message
-  sequence number, next ``c`` and ``t`` ref), the snapshot of its context after
-  the latest compaction and the small runtime state saved every turn;
+  sequence number, next ``c`` and ``t`` ref), its ``version`` (one more with each
+  write that changes its context), the snapshot of its context after the latest
+  compaction and the small runtime state saved every turn;
 - ``forge_messages``: append-only, every message in the order it joined the
   conversation (``seq`` from 1), as OpenAI JSON (``body``, what ``export`` writes)
   and as the exact model (``model``), with its searchable text;
@@ -22,13 +23,13 @@ Tables (every name starts with ``forge_``, so a shared PostgreSQL database is fi
 
 from __future__ import annotations
 
-from forge_app.errors import StoreCorrupt, StoreSchemaTooNew
-from forge_app.store._backend import Cursor, Database
+from forge_app.errors import StoreCorrupt, StoreSchemaTooNew, StoreUnavailable
+from forge_app.store._backend import NO_STORE, Cursor, Database
 from forge_app.store._url import Dialect
 
 __all__: list[str] = []
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The schema this version of forge-compact reads and writes."""
 
 _COMMON_V1 = (
@@ -109,9 +110,15 @@ _POSTGRES_V1 = (
     )""",
 )
 
+_CONVERSATION_VERSION = (
+    "ALTER TABLE forge_conversations ADD COLUMN version INTEGER NOT NULL DEFAULT 0",
+)
+"""Version 2: each conversation counts the writes that changed its stored context (an
+append, a compaction), so a writer that read an older one is found in its transaction."""
+
 MIGRATIONS: dict[Dialect, tuple[tuple[str, ...], ...]] = {
-    "sqlite": (_SQLITE_V1,),
-    "postgresql": (_POSTGRES_V1,),
+    "sqlite": (_SQLITE_V1, _CONVERSATION_VERSION),
+    "postgresql": (_POSTGRES_V1, _CONVERSATION_VERSION),
 }
 """Per dialect, the statements of migration ``n`` at index ``n - 1``."""
 
@@ -126,12 +133,13 @@ def _tables(db: Database, cursor: Cursor) -> set[str]:
     return {str(row[0]) for row in rows}
 
 
-def migrate(db: Database) -> int:
+def migrate(db: Database, *, create: bool = True) -> int:
     """Bring the schema of ``db`` to :data:`SCHEMA_VERSION`; return the version found.
 
     Raises:
         StoreSchemaTooNew: the store is newer than this code (nothing is changed).
         StoreCorrupt: a SQLite file holding other tables and no forge schema.
+        StoreUnavailable: no store there yet and ``create`` is False (nothing is created).
     """
     with db.write() as cursor:
         if db.dialect == "postgresql":
@@ -140,6 +148,8 @@ def migrate(db: Database) -> int:
         if "forge_schema" not in tables:
             if db.dialect == "sqlite" and tables:
                 raise StoreCorrupt(db.shown, "not a forge-compact session store (other tables)")
+            if not create:
+                raise StoreUnavailable(db.shown, NO_STORE)
             cursor.run("CREATE TABLE forge_schema (version INTEGER NOT NULL)")
             cursor.run("INSERT INTO forge_schema (version) VALUES (0)")
         rows = cursor.run("SELECT version FROM forge_schema")

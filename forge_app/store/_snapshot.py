@@ -74,6 +74,9 @@ class SavedConversation:
     process may append after ``info`` was read."""
     runtime: JsonObject = field(default_factory=dict)
     """The runtime state saved with the latest turn (turns, usage, loop guard, engine)."""
+    version: int = 0
+    """The conversation's version when the snapshot was read (every later message read is
+    newer, so a write made on this reading and checked against it is never wrongly in step)."""
 
 
 def load_saved(db: Database, info: ConversationInfo) -> SavedConversation:
@@ -84,7 +87,7 @@ def load_saved(db: Database, info: ConversationInfo) -> SavedConversation:
         StoreCorrupt: the snapshot cannot be read.
     """
     conversation_id = info.id
-    snapshot, runtime = stored_state(db, conversation_id)
+    snapshot, runtime, version = _state(db, conversation_id)
     try:
         messages, lineage, origin, base_seq, usage_floor = _entries(db, conversation_id, snapshot)
     except (KeyError, TypeError, ValueError, ForgeDomainError) as exc:
@@ -108,6 +111,7 @@ def load_saved(db: Database, info: ConversationInfo) -> SavedConversation:
         usage_floor=usage_floor,
         last_seq=last_seq,
         runtime=runtime,
+        version=version,
     )
 
 
@@ -118,18 +122,25 @@ def stored_state(db: Database, conversation_id: str) -> tuple[JsonObject | None,
         ConversationNotFound: no such id.
         StoreCorrupt: either is not JSON.
     """
+    snapshot, runtime, _ = _state(db, conversation_id)
+    return snapshot, runtime
+
+
+def _state(db: Database, conversation_id: str) -> tuple[JsonObject | None, JsonObject, int]:
+    """:func:`stored_state` and the conversation's version, read in one statement."""
     rows = db.read(
-        "SELECT snapshot, runtime FROM forge_conversations WHERE id = ?", (conversation_id,)
+        "SELECT snapshot, runtime, version FROM forge_conversations WHERE id = ?",
+        (conversation_id,),
     )
     if not rows:
         raise ConversationNotFound(db.shown, conversation_id)
-    snapshot_text, runtime_text = rows[0]
+    snapshot_text, runtime_text, version = rows[0]
     try:
         snapshot = json.loads(str(snapshot_text)) if snapshot_text is not None else None
         runtime = json.loads(str(runtime_text)) if runtime_text is not None else {}
     except json.JSONDecodeError as exc:
         raise StoreCorrupt(db.shown, f"conversation {conversation_id!r}: {exc}") from exc
-    return snapshot, runtime
+    return snapshot, runtime, cast(int, version)
 
 
 def context_size(db: Database, conversation_id: str) -> int:

@@ -7,7 +7,9 @@ killed or cancelled before it commits leaves the store as it was before the
 compaction, after it the store holds the whole compaction.
 
 Writers of one conversation (several processes, several hosts on PostgreSQL)
-serialise on the conversation's row, so sequence numbers and refs stay unique.
+serialise on the conversation's row, so sequence numbers and refs stay unique, and
+each write that changes the conversation's context counts one more ``version``: a
+compaction made on an older reading is found in its own transaction (``record``).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import cast
 
-from forge_app.errors import ConversationNotFound
+from forge_app.errors import ConversationNotFound, StoreError
 from forge_app.store._archives import (
     all_archives,
     archived_originals,
@@ -24,8 +26,17 @@ from forge_app.store._archives import (
     new_refs,
     one_archive,
 )
-from forge_app.store._backend import BATCH_ROWS, CONNECT_TIMEOUT, Cursor, Database, Param, connect
+from forge_app.store._backend import (
+    BATCH_ROWS,
+    CONNECT_TIMEOUT,
+    OPERATION_DEADLINE,
+    Cursor,
+    Database,
+    Param,
+    connect,
+)
 from forge_app.store._records import (
+    Appended,
     ArchiveInfo,
     ArchiveKind,
     ConversationInfo,
@@ -63,9 +74,9 @@ def _now() -> str:
 
 
 def _seq_allocation(count: int, runtime: str | None) -> tuple[str, list[Param]]:
-    """The ``SET`` clause that takes ``count`` seqs of a conversation (and saves ``runtime``
-    when given), with its parameters."""
-    sets = ["next_seq = next_seq + ?", "updated_at = ?"]
+    """The ``SET`` clause that takes ``count`` seqs of a conversation and counts one more
+    version (and saves ``runtime`` when given), with its parameters."""
+    sets = ["next_seq = next_seq + ?", "version = version + 1", "updated_at = ?"]
     params: list[Param] = [count, _now()]
     if runtime is not None:
         sets.append("runtime = ?")
@@ -100,13 +111,16 @@ class SessionStore:
 
     def ensure_conversation(self, conversation_id: str, agent: str = "") -> bool:
         """Create the conversation unless it exists; True when it was created."""
-        now = _now()
         with self._db.write() as cursor:
-            created = cursor.run(
-                "INSERT INTO forge_conversations (id, agent, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id",
-                (conversation_id, agent, now, now),
-            )
+            return self._create(cursor, conversation_id, agent)
+
+    def _create(self, cursor: Cursor, conversation_id: str, agent: str) -> bool:
+        now = _now()
+        created = cursor.run(
+            "INSERT INTO forge_conversations (id, agent, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id",
+            (conversation_id, agent, now, now),
+        )
         return bool(created)
 
     def conversations(self) -> list[ConversationInfo]:
@@ -135,14 +149,38 @@ class SessionStore:
         ``runtime`` (JSON), when given, replaces the saved runtime state in the same
         transaction.
         """
-        if self.dialect == "postgresql" and 0 < len(messages) <= BATCH_ROWS:
+        return self.append_versioned(conversation_id, messages, runtime).seqs
+
+    def append_versioned(
+        self,
+        conversation_id: str,
+        messages: Sequence[ContextMessage],
+        runtime: str | None = None,
+        *,
+        create_for: str | None = None,
+    ) -> Appended:
+        """:meth:`append`, with the conversation's version after it (one more than before
+        when ``messages`` is not empty: a writer that knew the version before is in step
+        only if the new one is exactly one more).
+
+        With ``create_for`` (an agent id) the conversation is created in the same
+        transaction, so a new conversation exists only with its first messages.
+
+        Raises:
+            StoreError: ``create_for`` is given and the conversation already exists.
+        """
+        if create_for is None and self.dialect == "postgresql" and 0 < len(messages) <= BATCH_ROWS:
             return self._append_in_one_statement(conversation_id, messages, runtime)
         with self._db.write() as cursor:
+            if create_for is not None and not self._create(cursor, conversation_id, create_for):
+                raise StoreError(
+                    self.url, f"conversation {conversation_id!r} already exists; resume it instead"
+                )
             return self._append(cursor, conversation_id, messages, runtime)
 
     def _append_in_one_statement(
         self, conversation_id: str, messages: Sequence[ContextMessage], runtime: str | None
-    ) -> tuple[int, ...]:
+    ) -> Appended:
         """PostgreSQL: the seqs and the rows in one statement (atomic, one round trip)."""
         count = len(messages)
         sets, params = _seq_allocation(count, runtime)
@@ -153,15 +191,17 @@ class SessionStore:
             params.extend(stored_row(message))
         rows = self._db.read(
             f"WITH alloc AS (UPDATE forge_conversations SET {sets} WHERE id = ? "
-            "RETURNING next_seq - ? AS first) "
-            "INSERT INTO forge_messages (conversation_id, seq, role, body, model, text) "
+            "RETURNING next_seq - ? AS first, version), "
+            "added AS (INSERT INTO forge_messages (conversation_id, seq, role, body, model, text) "
             "SELECT ?, alloc.first + v.k, v.role, v.body, v.model, v.text FROM alloc, "
-            f"(VALUES {', '.join(rows_sql)}) AS v (k, role, body, model, text) RETURNING seq",
+            f"(VALUES {', '.join(rows_sql)}) AS v (k, role, body, model, text) RETURNING seq) "
+            "SELECT added.seq, alloc.version FROM added, alloc",
             params,
         )
         if not rows:
             raise ConversationNotFound(self.url, conversation_id)
-        return tuple(sorted(cast(int, row[0]) for row in rows))
+        seqs = tuple(sorted(cast(int, row[0]) for row in rows))
+        return Appended(seqs, cast(int, rows[0][1]))
 
     def _append(
         self,
@@ -169,18 +209,20 @@ class SessionStore:
         conversation_id: str,
         messages: Sequence[ContextMessage],
         runtime: str | None,
-    ) -> tuple[int, ...]:
+    ) -> Appended:
         """Give ``messages`` the next seqs (the row update locks the conversation) and insert
         them, a few statements in all however many there are."""
         count = len(messages)
         sets, params = _seq_allocation(count, runtime)
+        if not count:
+            sets = sets.replace("version = version + 1, ", "")
         rows = cursor.run(
-            f"UPDATE forge_conversations SET {sets} WHERE id = ? RETURNING next_seq - ?",
+            f"UPDATE forge_conversations SET {sets} WHERE id = ? RETURNING next_seq - ?, version",
             (*params, conversation_id, count),
         )
         if not rows:
             raise ConversationNotFound(self.url, conversation_id)
-        first = cast(int, rows[0][0])
+        first, version = cast(int, rows[0][0]), cast(int, rows[0][1])
         seqs = tuple(range(first, first + count))
         for at in range(0, count, BATCH_ROWS):
             chunk = list(
@@ -200,7 +242,7 @@ class SessionStore:
                 "WHERE conversation_id = ? AND seq >= ? AND seq <= ?",
                 (conversation_id, seqs[0], seqs[-1]),
             )
-        return seqs
+        return Appended(seqs, version)
 
     def save_runtime(self, conversation_id: str, runtime: str) -> None:
         """Replace the saved runtime state (JSON) of the conversation."""
@@ -235,13 +277,22 @@ class SessionStore:
         self,
         conversation_id: str,
         kinds: Sequence[ArchiveKind],
-        build: Callable[[tuple[str, ...]], tuple[Sequence[NewArchive], Snapshot | None]],
-    ) -> tuple[str, ...]:
-        """Write archives of ``kinds`` and the new snapshot in one transaction; their refs.
+        build: Callable[
+            [tuple[str, ...], SavedConversation | None],
+            tuple[Sequence[NewArchive], Snapshot | None],
+        ],
+        version: int,
+    ) -> tuple[tuple[str, ...], int]:
+        """Write archives of ``kinds`` and the new snapshot in one transaction; their refs
+        and the conversation's version after it.
 
-        ``build`` gets the refs the store gives (one per kind, in order) and returns
-        the archives (same order) and the snapshot, so that the replacement messages
-        can name their refs.
+        The transaction first takes the conversation's row (every writer of it waits
+        here) and counts one more version. ``build`` gets the refs the store gives (one
+        per kind, in order) and, when the version found is not ``version`` (another
+        writer changed the conversation since the caller read it), the conversation as
+        it is now, read in the same transaction (else None). It returns the archives
+        (same order) and the snapshot, so that the replacement messages can name their
+        refs; it may raise (:class:`ConversationChanged`) to write nothing.
         """
         spans = sum(1 for kind in kinds if kind == "span")
         changed = len(kinds) - spans
@@ -249,20 +300,26 @@ class SessionStore:
             now = _now()
             rows = cursor.run(
                 "UPDATE forge_conversations SET next_c = next_c + ?, next_t = next_t + ?, "
-                "updated_at = ? WHERE id = ? RETURNING next_c - ?, next_t - ?",
+                "version = version + 1, updated_at = ? WHERE id = ? "
+                "RETURNING next_c - ?, next_t - ?, version",
                 (spans, changed, now, conversation_id, spans, changed),
             )
             if not rows:
                 raise ConversationNotFound(self.url, conversation_id)
-            refs = new_refs(kinds, cast(int, rows[0][0]), cast(int, rows[0][1]))
-            archives, snapshot = build(tuple(refs))
+            next_c, next_t, after = (cast(int, value) for value in rows[0])
+            refs = new_refs(kinds, next_c, next_t)
+            fresh = None
+            if after != version + 1:
+                # the same connection: these reads are inside this transaction
+                fresh = load_saved(self._db, self.conversation(conversation_id))
+            archives, snapshot = build(tuple(refs), fresh)
             insert_archives(cursor, conversation_id, now, refs, archives)
             if snapshot is not None:
                 cursor.run(
                     "UPDATE forge_conversations SET snapshot = ? WHERE id = ?",
                     (snapshot.to_json(), conversation_id),
                 )
-        return tuple(refs)
+        return tuple(refs), after
 
     def archives(self, conversation_id: str) -> list[ArchiveInfo]:
         """Every archive of the conversation, oldest first."""
@@ -323,22 +380,32 @@ class SessionStore:
         return archived_originals(self._db, conversation_id, self.archive(conversation_id, ref))
 
 
-def open_store(url: str, *, connect_timeout: int = CONNECT_TIMEOUT) -> SessionStore:
+def open_store(
+    url: str,
+    *,
+    connect_timeout: int = CONNECT_TIMEOUT,
+    deadline: float = OPERATION_DEADLINE,
+    create: bool = True,
+) -> SessionStore:
     """Open (and create or migrate) the session store at ``url``.
 
     ``sqlite:///PATH`` (or a bare path) is a local file in WAL mode, created when
-    missing; ``postgresql://USER@HOST:PORT/DB`` needs the ``postgres`` extra.
+    missing; ``postgresql://USER@HOST:PORT/DB`` needs the ``postgres`` extra. Each
+    later operation (a read, a write transaction) has ``deadline`` seconds in all.
+    Without ``create`` a store that does not exist yet is refused, and nothing is
+    created (the read-only ``history`` commands).
 
     Raises:
         InvalidStoreUrl: the URL names no supported store.
         StoreUnavailable: the server does not answer within the connect timeout, the
-            file cannot be opened.
+            file cannot be opened, no store there yet and ``create`` is False.
+        StoreTimeout: an operation (here: the migration) ran past ``deadline``.
         StoreCorrupt: the file is not a session store.
         StoreSchemaTooNew: the store was written by a newer forge-compact.
     """
-    db = connect(parse_store_url(url), connect_timeout)
+    db = connect(parse_store_url(url), connect_timeout, deadline, create=create)
     try:
-        migrate(db)
+        migrate(db, create=create)
     except BaseException:
         db.close()
         raise

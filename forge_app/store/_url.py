@@ -49,10 +49,18 @@ def _hidden_query(query: str) -> str:
     return "&".join(fields)
 
 
+_USER_PASSWORD = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^:/@?#]*:)[^@]*@")
+
+
 def redact_url(url: str) -> str:
     """``url`` with its passwords replaced by ``***``: the one in its user info and the
-    values of password-like query parameters (``?password=…``)."""
-    parts = urlsplit(url)
+    values of password-like query parameters (``?password=…``). A URL too malformed to
+    split (an unclosed IPv6 bracket) keeps its start with the password hidden, and
+    loses its query."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return _USER_PASSWORD.sub(r"\1***@", url.split("?", 1)[0])
     hidden = parts._replace(netloc=_hidden_netloc(parts.netloc), query=_hidden_query(parts.query))
     return url if hidden == parts else urlunsplit(hidden)
 
@@ -62,7 +70,8 @@ def parse_store_url(url: str) -> StoreUrl:
     ``postgresql://`` / ``postgres://`` URL.
 
     Raises:
-        InvalidStoreUrl: another scheme, or a sqlite URL without a path.
+        InvalidStoreUrl: another scheme, a sqlite URL without a path, or a URL that
+            cannot be split (an unclosed IPv6 bracket).
     """
     text = url.strip()
     if not text:
@@ -76,6 +85,10 @@ def parse_store_url(url: str) -> StoreUrl:
             raise InvalidStoreUrl(url, "a sqlite URL needs a file path: sqlite:///sessions.db")
         return StoreUrl("sqlite", path, text)
     if scheme in ("postgresql", "postgres"):
+        try:
+            urlsplit(text)
+        except ValueError as exc:
+            raise InvalidStoreUrl(redact_url(text), f"malformed URL: {exc}") from exc
         return StoreUrl("postgresql", text, redact_url(text))
     raise InvalidStoreUrl(
         redact_url(text),

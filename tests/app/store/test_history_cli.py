@@ -66,7 +66,7 @@ def test_history_replay_with_store_then_list_show_search(store_url):
         "history", "search", "SimpleLazyObject radd", "--store", store_url, "-c", conversation
     )
     assert [r.returncode for r in (replayed, listed, shown, searched)] == [0, 0, 0, 0]
-    assert conversation in listed.stderr
+    assert conversation in listed.stdout.split("\t")
     assert "150 original messages" in shown.stderr
     assert re.search(r"\bt1\b.*message", shown.stderr)
     assert "SimpleLazyObject" in searched.stderr
@@ -83,6 +83,9 @@ def test_history_replay_with_store_then_list_show_search(store_url):
     ids=["expand", "export", "search", "show"],
 )
 def test_history_unknown_conversation_exits_2_with_one_line(store_url, args, problem):
+    from forge_app.store import open_store
+
+    open_store(store_url).close()  # history reads a store, never creates one
     result = forge(*args, "--store", store_url)
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr.count("\n") == 1
@@ -117,7 +120,10 @@ def test_history_bad_stores_exit_2_naming_the_problem(tmp_path):
 
 
 def test_history_default_store_comes_from_the_environment(tmp_path):
+    from forge_app.store import open_store
+
     url = f"sqlite:///{tmp_path / 'env.db'}"
+    open_store(url).close()  # history reads a store, never creates one
     listed = forge("history", "list", env={"FORGE_COMPACT_STORE": url})
     assert listed.returncode == 0
     assert f"0 conversations in {url}" in listed.stderr

@@ -159,7 +159,7 @@ def test_store_unknown_conversation_is_a_typed_error(store_url):
 
 def test_store_existing_conversation_cannot_be_started_again(store_url):
     with open_store(store_url) as store:
-        ConversationRecorder.start(store, "conv")
+        ConversationRecorder.start(store, "conv").sync(Context([TextMessage.user("hi")]))
         with pytest.raises(StoreError, match="already exists; resume it"):
             ConversationRecorder.start(store, "conv")
 
@@ -194,14 +194,18 @@ def test_store_corrupt_file_is_a_typed_error_and_left_untouched(tmp_path):
     assert path.read_bytes() == junk
 
 
-def test_store_foreign_sqlite_database_is_refused(tmp_path):
+def test_store_foreign_sqlite_database_is_refused_and_left_untouched(tmp_path):
+    """Refused before anything is written: not switched to WAL, no -wal or -shm file."""
     path = tmp_path / "other.db"
     connection = sqlite3.connect(path)
     connection.execute("CREATE TABLE users (id INTEGER)")
     connection.commit()
     connection.close()
+    before = (path.read_bytes(), path.stat().st_mtime_ns)
     with pytest.raises(StoreCorrupt, match="not a forge-compact session store"):
         open_store(str(path))
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.db"]
 
 
 def _bump_schema(url: str) -> None:

@@ -160,7 +160,7 @@ def _needle_store(store, messages, archives):
     store.ensure_conversation("c")
     store.append("c", [TextMessage.user(text) for text in messages])
 
-    def build(refs):
+    def build(refs, fresh):
         new = [
             NewArchive(
                 kind="span", seqs=seqs, replaced=(), replacement=(), engine="t", reason="manual"
@@ -169,7 +169,8 @@ def _needle_store(store, messages, archives):
         ]
         return new, None
 
-    return store.record("c", ["span"] * len(archives), build)
+    refs, _ = store.record("c", ["span"] * len(archives), build, version=1)
+    return refs
 
 
 @pytest.mark.parametrize(

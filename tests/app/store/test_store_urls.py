@@ -6,8 +6,8 @@ import socket
 
 import pytest
 
-from forge_app.errors import StoreUnavailable
-from forge_app.store import open_store, redact_url
+from forge_app.errors import InvalidStoreUrl, StoreUnavailable
+from forge_app.store import open_store, parse_store_url, redact_url
 
 
 def test_store_password_in_the_query_is_hidden_too():
@@ -35,3 +35,17 @@ def test_store_password_in_the_query_is_hidden_too():
 )
 def test_store_url_shown_hides_every_password(url, shown):
     assert redact_url(url) == shown
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("postgresql://u:s3cret@[::1/db", "postgresql://u:***@[::1/db"),
+        ("postgres://[fe80::1%eth0/db?password=s3cret", "postgres://[fe80::1%eth0/db"),
+    ],
+    ids=["unclosed-bracket", "unclosed-with-query"],
+)
+def test_store_malformed_ipv6_host_is_a_typed_error_without_the_password(url, shown):
+    with pytest.raises(InvalidStoreUrl) as caught:
+        parse_store_url(url)
+    assert str(caught.value) == f"session store {shown}: malformed URL: Invalid IPv6 URL"
