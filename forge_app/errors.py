@@ -5,6 +5,7 @@
     ForgeAppError
     ├── TemplateNotFound      the summary template (or its directory) is missing
     ├── CompactionFailed      a compaction could not complete; the input is untouched
+    │   └── EngineFailed          an engine raised an error of its own (a plugin's bug); ends a run
     ├── TranscriptError       a transcript file cannot be used (path at fault)
     │   ├── TranscriptNotFound    the file does not exist or cannot be read
     │   ├── MalformedJson         the file is not JSON / JSONL (line and column)
@@ -82,6 +83,21 @@ class CompactionFailed(ForgeAppError):
         self.stage = stage
         self.problem = problem
         super().__init__(f"compaction failed during {stage}: {problem}")
+
+
+class EngineFailed(CompactionFailed):
+    """The engine ``engine`` raised ``error``, an exception outside the error tree.
+
+    That is a bug in the engine (usually a plugin's), not a failure a later
+    compaction could avoid, so it ends a live run as well as a command.
+    """
+
+    def __init__(self, engine: str, error: BaseException) -> None:
+        self.engine = engine
+        self.error = error
+        self.stage = f"engine {engine!r}"
+        self.problem = f"{type(error).__name__}: {error}"
+        ForgeAppError.__init__(self, f"engine {engine!r} failed: {self.problem}")
 
 
 class TranscriptError(ForgeAppError):

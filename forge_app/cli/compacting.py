@@ -15,7 +15,7 @@ from typing import Literal
 import anyio
 from pydantic import BaseModel, ConfigDict
 
-from forge_app.compaction import close_engine, resolve_engine
+from forge_app.compaction import close_engine, compress_with, resolve_engine
 from forge_app.errors import NotATranscript
 from forge_app.files._transcripts import Transcript
 from forge_app.store import ArchivingEngine, ConversationRecorder
@@ -92,7 +92,7 @@ async def _compress(
     try:
         if mode == "automatic" and not engine.should_compress(context, meter.count(context)):
             return None
-        return await engine.compress(context, mode=mode)
+        return await compress_with(engine, context, mode=mode)
     finally:
         await close_engine(engine)
 

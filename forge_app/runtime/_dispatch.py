@@ -11,10 +11,13 @@ implementation of the event's hook itself, one at a time, so that it can
 
 **Failure policy.** A hook that raises aborts the run: ``dispatch`` logs
 ``hook_failed`` with the plugin's name and raises :class:`HookFailed` (the
-original exception is its ``__cause__``). Hooks may replace the conversation's
-context, so carrying on after a half-run hook could send something nobody
-checked. Plugins that must never stop a run catch their own errors. Hook
-wrappers (``wrapper=True`` / ``hookwrapper=True``) are rejected at registration.
+original exception is its ``__cause__``). A built-in plugin's own error
+(``ForgeAppError``: the engine or the provider that failed) is raised as it is,
+so the run ends naming the real cause rather than the ``compaction`` hook.
+Hooks may replace the conversation's context, so carrying on after a half-run
+hook could send something nobody checked. Plugins that must never stop a run
+catch their own errors. Hook wrappers (``wrapper=True`` / ``hookwrapper=True``)
+are rejected at registration.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from collections.abc import Iterable, Sequence
 import pluggy
 import structlog
 
-from forge_app.errors import HookFailed, PluginRejected
+from forge_app.errors import ForgeAppError, HookFailed, PluginRejected
 from forge_app.runtime import _hookspecs as hookspecs
 from forge_app.runtime._events import HookEvent
 from forge_domain import PluginSelection
@@ -77,9 +80,11 @@ class Hooks:
         """
         chosen = selection or PluginSelection()
         self._pm = _plugin_manager()
+        self._builtins: set[str] = set()
         for name, plugin in builtins:
             if name not in chosen.disable:
                 self.register(plugin, name)
+                self._builtins.add(name)
         for name, plugin in plugins:
             if chosen.allows(name):
                 self.register(plugin, name)
@@ -135,6 +140,8 @@ class Hooks:
             except HookFailed:
                 raise
             except Exception as exc:  # third-party code: re-raised with the plugin's name
+                if isinstance(exc, ForgeAppError) and impl.plugin_name in self._builtins:
+                    raise  # a built-in's own error already names what failed (engine, provider)
                 _log.error(
                     "hook_failed",
                     plugin=impl.plugin_name,
