@@ -256,14 +256,7 @@ class LLMEngine(BaseContextEngine):
         if compacted.token_count_approx() >= context.token_count_approx():
             _log.info("compaction_ineffective", engine=engine, start=span.start, end=span.end)
             replaced = None
-        else:
-            _log.info(
-                "context_compacted",
-                engine=engine,
-                start=span.start,
-                end=span.end,
-                coverage=coverage,
-            )
+        # ``context_compacted`` is the logging plugin's (one line per compaction, coverage included)
         return compaction_outcome(
             context,
             compacted,

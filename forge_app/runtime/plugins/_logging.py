@@ -142,6 +142,7 @@ class LoggingPlugin:
             token_reduction_pct=round(result.token_reduction_percentage(), 1),
             message_reduction_pct=round(result.message_reduction_percentage(), 1),
             budget_status=result.budget_status,
+            coverage=result.coverage,
         )
 
     @hookimpl
