@@ -17,6 +17,7 @@
     ├── ContextDoesNotFit     a request would exceed the model's window even after compaction
     ├── HookFailed            a plugin's hook raised; names the plugin and the hook
     ├── PluginRejected        a plugin cannot be registered (hook wrappers, bad hooks)
+    ├── UnknownPlugin         an agent's ``plugins: {enable, disable}`` names no plugin
     ├── ModelCallFailed       the provider refused a request (not worth retrying)
     │   ├── ProviderUnavailable   429, 5xx, timeout or connection error (retried)
     │   ├── ContextLengthExceeded the request was over the model's window
@@ -178,6 +179,20 @@ class PluginRejected(ForgeAppError):
         self.plugin = plugin
         self.problem = problem
         super().__init__(f"plugin {plugin!r} rejected: {problem}")
+
+
+class UnknownPlugin(ForgeAppError, LookupError):
+    """``plugins.<field>`` of an agent names plugins that do not exist (a misspelt name
+    would otherwise disable nothing); ``available`` lists the names that do."""
+
+    def __init__(self, field: str, names: tuple[str, ...], available: tuple[str, ...]) -> None:
+        self.field = field
+        self.names = names
+        self.available = available
+        unknown = ", ".join(repr(name) for name in names)
+        super().__init__(
+            f"plugins.{field} names no plugin: {unknown} (plugins: {', '.join(available)})"
+        )
 
 
 class ModelCallFailed(ForgeAppError):

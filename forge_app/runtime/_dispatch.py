@@ -24,11 +24,12 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable, Sequence
+from importlib.metadata import entry_points
 
 import pluggy
 import structlog
 
-from forge_app.errors import ForgeAppError, HookFailed, PluginRejected
+from forge_app.errors import ForgeAppError, HookFailed, PluginRejected, UnknownPlugin
 from forge_app.runtime import _hookspecs as hookspecs
 from forge_app.runtime._events import HookEvent
 from forge_domain import PluginSelection
@@ -56,6 +57,11 @@ def discover_plugins(group: str = hookspecs.ENTRY_POINT_GROUP) -> tuple[NamedPlu
     return tuple((name, plugin) for name, plugin in pm.list_name_plugin() if plugin is not None)
 
 
+def _installed(group: str = hookspecs.ENTRY_POINT_GROUP) -> set[str]:
+    """The names of the plugins installed under ``group`` (read, not loaded)."""
+    return {entry_point.name for entry_point in entry_points(group=group)}
+
+
 def _rank(impl: pluggy.HookImpl) -> int:
     if impl.tryfirst:
         return 0
@@ -77,8 +83,18 @@ class Hooks:
         ``selection`` (an agent's ``plugins:`` block) filters them by name:
         ``disable`` removes any plugin, built-in or not; ``enable``, when not
         empty, keeps only the named third-party plugins (built-ins stay).
+
+        Raises:
+            UnknownPlugin: ``selection`` names a plugin that is not built in, not among
+                ``plugins`` and not installed (a misspelt name would change nothing).
         """
         chosen = selection or PluginSelection()
+        builtins, plugins = tuple(builtins), tuple(plugins)
+        available = tuple(sorted({name for name, _ in (*builtins, *plugins)} | _installed()))
+        for field, names in (("enable", chosen.enable), ("disable", chosen.disable)):
+            unknown = tuple(name for name in names if name not in available)
+            if unknown:
+                raise UnknownPlugin(field, unknown, available)
         self._pm = _plugin_manager()
         self._builtins: set[str] = set()
         for name, plugin in builtins:

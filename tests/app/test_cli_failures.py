@@ -6,6 +6,7 @@ no content: each is the job failing (exit 1), named for what the user can fix.
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -110,3 +111,24 @@ def test_cli_failures_run_final_answer_without_content_exits_1(tmp_path: Path) -
     status, count, line = _ending(result)
     actual = (status, count, result.stdout, "no answer" in line, (tmp_path / "out.json").exists())
     assert actual == (1, 1, "", True, True), result.stderr
+
+
+def test_cli_failures_a_misspelt_plugin_name_is_bad_input(tmp_path: Path) -> None:
+    agent = tmp_path / "agent.yaml"
+    agent.write_text("agents:\n  - id: a\n    plugins: {disable: [loging]}\n")
+    session = SESSIONS / "sweagent-gpt4o-testrepo.json"
+    result = forge("replay", session, "--agent", agent)
+    status, count, line = _ending(result)
+    actual = (status, count, "plugins.disable names no plugin: 'loging'" in line)
+    assert actual == (2, 1, True), result.stderr[-2000:]
+
+
+def test_cli_failures_output_through_a_symlink_keeps_the_link(tmp_path: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("[]")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    session = SESSIONS / "sweagent-gpt4o-testrepo.json"
+    result = forge("compact", session, "-o", link)
+    actual = (result.returncode, link.is_symlink(), json.loads(real.read_text()) != [])
+    assert actual == (0, True, True), result.stderr
