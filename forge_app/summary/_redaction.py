@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["REDACTED", "redact", "redact_for_model", "secrets_in"]
+__all__ = ["REDACTED", "redact"]  # redact_for_model, secrets_in: for the llm engine only
 
 REDACTED = "[REDACTED]"
 """What a secret is replaced with."""
