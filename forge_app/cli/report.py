@@ -59,46 +59,68 @@ def metrics_table(metrics: CompactionMetrics) -> Group:
     return Group(heading, table, details)
 
 
+def _is_unchanged(row: CompactionMetrics) -> bool:
+    """No trigger fired, or the compaction left the transcript as it was."""
+    return row.trigger == "none" or (
+        row.tokens_before == row.tokens_after and row.messages_before == row.messages_after
+    )
+
+
 def batch_table(
-    rows: Sequence[CompactionMetrics], failures: Sequence[tuple[str, str]], outdir: Path
+    rows: Sequence[CompactionMetrics],
+    failures: Sequence[tuple[str, str]],
+    outdir: Path,
+    width: int = 200,
 ) -> Table:
-    """One row per file (named by its path inside ``outdir``) plus a total; failures are marked."""
-    table = Table(title="batch compaction", title_justify="left")
-    for name, justify in [
-        ("file", "left"),
-        ("tokens before", "right"),
-        ("after", "right"),
-        ("reduction", "right"),
-        ("messages", "right"),
-        ("range", "right"),
-        ("trigger", "left"),
-    ]:
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]  # literal from the list
-    for row in rows:
-        table.add_row(
-            str(Path(row.output).relative_to(outdir)) if row.output else Path(row.input).name,
+    """One row per file (named by its path inside ``outdir``) plus a total; failures are marked.
+
+    Every cell stays on one line: within ``width`` columns (the terminal's) the file name
+    is shortened (``…``), never a number. The caption counts compacted, unchanged and
+    failed files apart.
+    """
+    before = sum(row.tokens_before for row in rows)
+    after = sum(row.tokens_after for row in rows)
+    reduction = (before - after) / before * 100 if before else 0.0
+    cells = [
+        [
             f"{row.tokens_before:,}",
             f"{row.tokens_after:,}",
             f"{row.token_reduction_percent:.1f}%",
             f"{row.messages_before} → {row.messages_after}",
             _range(row),
             row.trigger,
-        )
-    for name, _ in failures:
-        table.add_row(Path(name).name, "[red]failed[/red]", "", "", "", "", "")
-    before = sum(row.tokens_before for row in rows)
-    after = sum(row.tokens_after for row in rows)
-    reduction = (before - after) / before * 100 if before else 0.0
-    table.caption = f"{len(rows)} compacted, {len(failures)} failed"
-    table.caption_justify = "left"
-    table.add_section()
-    table.add_row(
-        "total",
+        ]
+        for row in rows
+    ]
+    total = [
         f"{before:,}",
         f"{after:,}",
         f"{reduction:.1f}%",
         f"{sum(r.messages_before for r in rows)} → {sum(r.messages_after for r in rows)}",
         "",
         "",
+    ]
+    names = ("tokens", "after", "saved", "messages", "range", "trigger")
+    widths = [
+        max(len(line[position]) for line in [[*names], *cells, total, ["failed"] * 6])
+        for position in range(len(names))
+    ]
+    rest = width - sum(widths) - 3 * len(widths) - 4  # each column's padding and border
+    table = Table(title="batch compaction", title_justify="left")
+    table.add_column("file", no_wrap=True, overflow="ellipsis", max_width=max(rest, 8))
+    for name, column_width in zip(names, widths, strict=True):
+        justify = "left" if name == "trigger" else "right"
+        table.add_column(name, justify=justify, no_wrap=True, min_width=column_width)  # type: ignore[arg-type]
+    for row, line in zip(rows, cells, strict=True):
+        name = str(Path(row.output).relative_to(outdir)) if row.output else Path(row.input).name
+        table.add_row(name, *line)
+    for name, _ in failures:
+        table.add_row(Path(name).name, "[red]failed[/red]", "", "", "", "", "")
+    unchanged = sum(1 for row in rows if _is_unchanged(row))
+    table.caption = (
+        f"{len(rows) - unchanged} compacted, {unchanged} unchanged, {len(failures)} failed"
     )
+    table.caption_justify = "left"
+    table.add_section()
+    table.add_row("total", *total)
     return table
