@@ -64,7 +64,12 @@ class CompactionMetrics(BaseModel):
     message_reduction_percent: float
     """Percent of messages removed."""
     compacted_range: tuple[int, int] | None
-    """Inclusive indices of the input that were summarised (None: nothing was)."""
+    """Inclusive indices of the input the compaction changed, summarised or pruned (None:
+    nothing was)."""
+    summarised_range: tuple[int, int] | None = None
+    """Inclusive indices of the input a summary replaced (None: no summary)."""
+    pruned_range: tuple[int, int] | None = None
+    """Inclusive indices of the input whose outputs were only pruned or texts cut (None: none)."""
     budget_status: BudgetStatus
     """Whether ``compact.max_tokens`` was met."""
     engine: str
@@ -158,6 +163,8 @@ def compact_transcript(
         token_reduction_percent=round(result.token_reduction_percentage(), 2),
         message_reduction_percent=round(result.message_reduction_percentage(), 2),
         compacted_range=result.compacted_range,
+        summarised_range=result.summarised_range,
+        pruned_range=result.pruned_range,
         budget_status=result.budget_status,
         engine=result.engine,
         seconds=round(time.perf_counter() - started, 4),

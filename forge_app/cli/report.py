@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from rich import box
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -18,11 +19,9 @@ _TRIGGER_LABELS = {
 }
 
 
-def _range(metrics: CompactionMetrics) -> str:
-    if metrics.compacted_range is None:
-        return "-"
-    start, end = metrics.compacted_range
-    return f"{start}..{end}"
+def span_text(span: tuple[int, int] | None) -> str:
+    """An inclusive range of message indices as the tables print it (``-`` for none)."""
+    return "-" if span is None else f"{span[0]}..{span[1]}"
 
 
 def metrics_table(metrics: CompactionMetrics) -> Group:
@@ -48,8 +47,10 @@ def metrics_table(metrics: CompactionMetrics) -> Group:
     if metrics.output is not None:
         heading.append(f" → {metrics.output}")
     details = Text.assemble(
-        ("range compacted: ", "bold"),
-        _range(metrics),
+        ("summarised: ", "bold"),
+        "none" if metrics.summarised_range is None else span_text(metrics.summarised_range),
+        (" · pruned: ", "bold"),
+        "none" if metrics.pruned_range is None else span_text(metrics.pruned_range),
         ("\ntrigger: ", "bold"),
         f"{_TRIGGER_LABELS[metrics.trigger]} (threshold {metrics.token_threshold:,} tokens)",
         ("\nagent: ", "bold"),
@@ -87,7 +88,8 @@ def batch_table(
             f"{row.tokens_after:,}",
             f"{row.token_reduction_percent:.1f}%",
             f"{row.messages_before} → {row.messages_after}",
-            _range(row),
+            span_text(row.summarised_range),
+            span_text(row.pruned_range),
             row.trigger,
         ]
         for row in rows
@@ -99,14 +101,17 @@ def batch_table(
         f"{sum(r.messages_before for r in rows)} → {sum(r.messages_after for r in rows)}",
         "",
         "",
+        "",
     ]
-    names = ("tokens", "after", "saved", "messages", "range", "trigger")
+    names = ("tokens", "after", "saved", "messages", "summary", "pruned", "trigger")
     widths = [
-        max(len(line[position]) for line in [[*names], *cells, total, ["failed"] * 6])
+        max(len(line[position]) for line in [[*names], *cells, total, ["failed"] * len(names)])
         for position in range(len(names))
     ]
-    rest = width - sum(widths) - 3 * len(widths) - 4  # each column's padding and border
-    table = Table(title="batch compaction", title_justify="left")
+    rest = width - sum(widths) - 2 * len(widths) - 2  # a blank and a separator per column
+    table = Table(
+        title="batch compaction", title_justify="left", box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0)
+    )
     table.add_column("file", no_wrap=True, overflow="ellipsis", max_width=max(rest, 8))
     for name, column_width in zip(names, widths, strict=True):
         justify = "left" if name == "trigger" else "right"
@@ -115,7 +120,7 @@ def batch_table(
         name = str(Path(row.output).relative_to(outdir)) if row.output else Path(row.input).name
         table.add_row(name, *line)
     for name, _ in failures:
-        table.add_row(Path(name).name, "[red]failed[/red]", "", "", "", "", "")
+        table.add_row(Path(name).name, "[red]failed[/red]", *[""] * (len(names) - 1))
     unchanged = sum(1 for row in rows if _is_unchanged(row))
     table.caption = (
         f"{len(rows) - unchanged} compacted, {unchanged} unchanged, {len(failures)} failed"

@@ -65,6 +65,7 @@ def _row(name: str, before: int, after: int, trigger: str) -> CompactionMetrics:
         token_reduction_percent=round((before - after) / before * 100, 2),
         message_reduction_percent=0.0 if before == after else 86.67,
         compacted_range=None if before == after else (2, 259),
+        summarised_range=None if before == after else (2, 259),
         budget_status="not_set",
         engine="frame",
         seconds=0.5,
