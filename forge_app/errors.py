@@ -5,6 +5,7 @@
     ForgeAppError
     ├── TemplateNotFound      the summary template (or its directory) is missing
     ├── CompactionFailed      a compaction could not complete; the input is untouched
+    │   └── EngineFailed          an engine raised an error of its own (a plugin's bug); ends a run
     ├── TranscriptError       a transcript file cannot be used (path at fault)
     │   ├── TranscriptNotFound    the file does not exist or cannot be read
     │   ├── MalformedJson         the file is not JSON / JSONL (line and column)
@@ -16,6 +17,7 @@
     ├── ContextDoesNotFit     a request would exceed the model's window even after compaction
     ├── HookFailed            a plugin's hook raised; names the plugin and the hook
     ├── PluginRejected        a plugin cannot be registered (hook wrappers, bad hooks)
+    ├── UnknownPlugin         an agent's ``plugins: {enable, disable}`` names no plugin
     ├── ModelCallFailed       the provider refused a request (not worth retrying)
     │   ├── ProviderUnavailable   429, 5xx, timeout or connection error (retried)
     │   ├── ContextLengthExceeded the request was over the model's window
@@ -85,6 +87,21 @@ class CompactionFailed(ForgeAppError):
         self.stage = stage
         self.problem = problem
         super().__init__(f"compaction failed during {stage}: {problem}")
+
+
+class EngineFailed(CompactionFailed):
+    """The engine ``engine`` raised ``error``, an exception outside the error tree.
+
+    That is a bug in the engine (usually a plugin's), not a failure a later
+    compaction could avoid, so it ends a live run as well as a command.
+    """
+
+    def __init__(self, engine: str, error: BaseException) -> None:
+        self.engine = engine
+        self.error = error
+        self.stage = f"engine {engine!r}"
+        self.problem = f"{type(error).__name__}: {error}"
+        ForgeAppError.__init__(self, f"engine {engine!r} failed: {self.problem}")
 
 
 class TranscriptError(ForgeAppError):
@@ -165,6 +182,20 @@ class PluginRejected(ForgeAppError):
         self.plugin = plugin
         self.problem = problem
         super().__init__(f"plugin {plugin!r} rejected: {problem}")
+
+
+class UnknownPlugin(ForgeAppError, LookupError):
+    """``plugins.<field>`` of an agent names plugins that do not exist (a misspelt name
+    would otherwise disable nothing); ``available`` lists the names that do."""
+
+    def __init__(self, field: str, names: tuple[str, ...], available: tuple[str, ...]) -> None:
+        self.field = field
+        self.names = names
+        self.available = available
+        unknown = ", ".join(repr(name) for name in names)
+        super().__init__(
+            f"plugins.{field} names no plugin: {unknown} (plugins: {', '.join(available)})"
+        )
 
 
 class ModelCallFailed(ForgeAppError):

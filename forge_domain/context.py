@@ -195,6 +195,23 @@ class Context:
         new = [*head, *replacement, *tail]
         return Context(new, usage_floor=len(new))
 
+    def without_stale_usage(self) -> Context:
+        """This context with ``usage`` dropped from every message before ``usage_floor``.
+
+        Usage describes the request that produced its message, so it stops measuring
+        anything once a message before it changes (a compaction). The floor says so in
+        memory; a file has none, so this is what is written: read back, the count is the
+        same as this context's, and the next response's usage is the next anchor.
+        """
+        floor = min(self._usage_floor, self._length)
+        if not any(message.usage is not None for message in self._store[:floor]):
+            return self
+        head = [
+            message if message.usage is None else message.model_copy(update={"usage": None})
+            for message in self._store[:floor]
+        ]
+        return Context([*head, *self._store[floor : self._length]])
+
     # -- sizes ---------------------------------------------------------------------------
 
     def token_count_approx(self) -> int:

@@ -240,11 +240,15 @@ def compaction_outcome(
     max_tokens: int | None = None,
     summary_usage: Usage | None = None,
     coverage: float | None = None,
+    summarised: tuple[int, int] | None = None,
+    pruned: tuple[int, int] | None = None,
 ) -> CompactionOutcome:
     """The outcome of compacting ``before`` into ``after`` by replacing ``span``.
 
-    ``span`` is the inclusive range of ``before`` that was summarised; when it is
+    ``span`` is the inclusive range of ``before`` that was changed; when it is
     None nothing was, and the outcome holds ``before`` whatever ``after`` is.
+    ``summarised`` and ``pruned`` split it (what a summary replaced, what was only
+    pruned or cut); without either, the whole span was summarised.
     ``budget_status`` says whether the resulting context is within ``max_tokens``
     (``not_set`` without it). Sizes are :meth:`Context.token_count`.
     """
@@ -259,6 +263,8 @@ def compaction_outcome(
         original_messages=len(before),
         compacted_messages=len(kept),
         compacted_range=span,
+        summarised_range=span if summarised is None and pruned is None else summarised,
+        pruned_range=pruned,
         budget_status=status,
         engine=engine,
         summary_usage=summary_usage,

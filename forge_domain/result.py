@@ -33,7 +33,13 @@ class CompactionResult(BaseModel):
     compacted_messages: int
     """Messages after."""
     compacted_range: tuple[int, int] | None = None
-    """The inclusive range of original indices that was summarised."""
+    """The inclusive range of original indices the compaction changed (None: nothing was):
+    from the first to the last message summarised, pruned or cut, both together."""
+    summarised_range: tuple[int, int] | None = None
+    """The inclusive range of original indices replaced by a summary (None: no summary)."""
+    pruned_range: tuple[int, int] | None = None
+    """The inclusive range of original indices whose outputs were only pruned or whose texts
+    were only cut: the messages stay (None: none was)."""
     budget_status: BudgetStatus = "not_set"
     """Whether ``max_tokens`` was met."""
     engine: str = "frame"

@@ -157,6 +157,8 @@ def _scan(context: Context, dialect: Dialect) -> Iterator[Violation]:
             started = True
             if parts_checked and not isinstance(message.content, str):
                 yield from _part_violations(index, "tool", message.content)
+                if not message.content:  # OpenAI refuses an empty array (a string may be empty)
+                    yield _violation(index, "empty_message", role="tool")
             call_id = message.call_id
             if call_id in pending:
                 del pending[call_id]

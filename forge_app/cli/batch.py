@@ -45,18 +45,37 @@ METRICS_FILE = "metrics.jsonl"
 
 
 def find_transcripts(source: str) -> list[Path]:
-    """The ``*.json``/``*.jsonl`` files of a directory, or the files a glob matches, sorted.
+    """The ``*.json``/``*.jsonl`` names of a directory, or what a glob matches, sorted.
 
-    Names that resolve to the same file (a symlink beside its target) count once: the
-    first in sorted order.
+    A name with a transcript suffix is kept whatever it is (a directory, a FIFO, a
+    dangling link, a link loop): it then fails as a file of its own, never silently
+    skipped. Other names a glob matches count only when they are regular files. Names
+    that resolve to the same file (a symlink beside its target) count once: the first in
+    sorted order.
     """
     root = Path(source)
     if root.is_dir():
-        found = [p for p in root.iterdir() if p.suffix in (".json", ".jsonl") and p.is_file()]
+        found = [p for p in root.iterdir() if _is_transcript_name(p)]
     else:
-        found = [Path(p) for p in glob.glob(source, recursive=True) if Path(p).is_file()]
-    unique = {path.resolve(): path for path in sorted(found, reverse=True)}
+        found = [
+            Path(p)
+            for p in glob.glob(source, recursive=True)
+            if _is_transcript_name(Path(p)) or Path(p).is_file()
+        ]
+    unique = {os.path.realpath(path): path for path in sorted(found, reverse=True)}
     return sorted(unique.values())  # a symlink and its target are one input
+
+
+def _is_transcript_name(path: Path) -> bool:
+    return path.suffix in (".json", ".jsonl")
+
+
+def _size(path: Path) -> int:
+    """Bytes of a regular file, 0 for anything else (the read reports what it is)."""
+    try:
+        return path.stat().st_size if path.is_file() else 0
+    except (OSError, RuntimeError):
+        return 0
 
 
 def output_paths(files: list[Path], outdir: Path) -> list[Path]:
@@ -65,9 +84,10 @@ def output_paths(files: list[Path], outdir: Path) -> list[Path]:
     Files of one directory keep their names; a recursive glob keeps its sub-directories,
     so two inputs with the same name never overwrite each other.
     """
-    parents = [str(path.resolve().parent) for path in files]
+    resolved = [Path(os.path.realpath(path)) for path in files]  # a link loop does not raise
+    parents = [str(path.parent) for path in resolved]
     root = Path(os.path.commonpath(parents)) if parents else Path()
-    return [outdir / path.resolve().relative_to(root) for path in files]
+    return [outdir / path.relative_to(root) for path in resolved]
 
 
 _Done = tuple[int, CompactionMetrics | None, str | None]
@@ -232,8 +252,8 @@ def batch_command(
     seconds = time.perf_counter() - started
     rows = [m for i in sorted(done) if (m := done[i][0]) is not None]
     failures = [(str(files[i]), e) for i in sorted(done) if (e := done[i][1]) is not None]
-    megabytes = sum(path.stat().st_size for path in files) / 1_000_000
-    err.print(batch_table(rows, failures, outdir))
+    megabytes = sum(_size(path) for path in files) / 1_000_000
+    err.print(batch_table(rows, failures, outdir, width=err.width))
     for _, error in failures:
         fail(error)
     err.print(

@@ -15,7 +15,7 @@ from typing import Literal
 import anyio
 from pydantic import BaseModel, ConfigDict
 
-from forge_app.compaction import close_engine, resolve_engine
+from forge_app.compaction import close_engine, compress_with, resolve_engine
 from forge_app.errors import NotATranscript
 from forge_app.files._transcripts import Transcript
 from forge_app.store import ArchivingEngine, ConversationRecorder
@@ -64,8 +64,13 @@ class CompactionMetrics(BaseModel):
     message_reduction_percent: float
     """Percent of messages removed."""
     compacted_range: tuple[int, int] | None
-    """Inclusive 0-based indices of the input that were summarised (None: nothing was);
-    the tables show them numbered from 1, like the store's messages."""
+    """Inclusive 0-based indices of the input the compaction changed, summarised or pruned
+    (None: nothing was); the tables show them numbered from 1, like the store's messages."""
+    summarised_range: tuple[int, int] | None = None
+    """Inclusive 0-based indices of the input a summary replaced (None: no summary)."""
+    pruned_range: tuple[int, int] | None = None
+    """Inclusive 0-based indices of the input whose outputs were only pruned or texts cut
+    (None: none)."""
     budget_status: BudgetStatus
     """Whether ``compact.max_tokens`` was met."""
     engine: str
@@ -93,7 +98,7 @@ async def _compress(
     try:
         if mode == "automatic" and not engine.should_compress(context, meter.count(context)):
             return None
-        return await engine.compress(context, mode=mode)
+        return await compress_with(engine, context, mode=mode)
     finally:
         await close_engine(engine)
 
@@ -159,6 +164,8 @@ def compact_transcript(
         token_reduction_percent=round(result.token_reduction_percentage(), 2),
         message_reduction_percent=round(result.message_reduction_percentage(), 2),
         compacted_range=result.compacted_range,
+        summarised_range=result.summarised_range,
+        pruned_range=result.pruned_range,
         budget_status=result.budget_status,
         engine=result.engine,
         seconds=round(time.perf_counter() - started, 4),

@@ -27,7 +27,7 @@ from forge_app.cli.options import (
     resolve_agent,
     tokenizer_loader,
 )
-from forge_app.cli.report import message_range
+from forge_app.cli.report import span_text
 from forge_app.files._atomic import check_outputs
 from forge_app.files._transcripts import (
     Transcript,
@@ -74,6 +74,13 @@ def _compactions(turn: ReplayTurn) -> list[tuple[tuple[int, int], CompactionResu
     return [(c.compacted_range, c) for c in turn.compactions if c.compacted_range is not None]
 
 
+def _what(result: CompactionResult) -> str:
+    """What a compaction did: the range it summarised, else ``pruned`` and the range."""
+    if result.summarised_range is not None:
+        return span_text(result.summarised_range)
+    return f"pruned {span_text(result.pruned_range)}"
+
+
 def chart_samples(turns: Sequence[ReplayTurn]) -> tuple[list[Sample], list[Sample]]:
     """The replayed sizes and the sizes without compaction, as the timeline table prints them.
 
@@ -117,8 +124,8 @@ def _bar(tokens: int, scale: int, threshold: int) -> str:
 def timeline_table(turns: Sequence[ReplayTurn], threshold: int, title: str) -> Table:
     """One row per turn: its size, the size without compaction, a bar against the threshold.
 
-    The last column lists each compaction of the turn: the range it summarised and
-    the size before and after it.
+    The last column lists each compaction of the turn: the range it summarised (or, with
+    ``pruned``, the range whose outputs it only pruned) and the size before and after it.
     """
     scale = max([threshold, *(int(t.tokens) for t in turns), *(t.recorded_tokens for t in turns)])
     table = Table(title=title, title_justify="left", caption_justify="left")
@@ -130,8 +137,8 @@ def timeline_table(turns: Sequence[ReplayTurn], threshold: int, title: str) -> T
     table.add_column("compaction (range before→after)")
     for turn in turns:
         events = [
-            f"[red]●[/red] {message_range(start, end)} {c.original_tokens:,}→{c.compacted_tokens:,}"
-            for (start, end), c in _compactions(turn)
+            f"[red]●[/red] {_what(c)} {c.original_tokens:,}→{c.compacted_tokens:,}"
+            for _, c in _compactions(turn)
         ]
         table.add_row(
             str(turn.turn),

@@ -113,7 +113,8 @@ def run_command(
 
     Endpoint, key and model come from the agent file (`base_url`, `api_key_env`, `model`)
     or from OPENAI_BASE_URL, OPENAI_API_KEY and OPENAI_MODEL. The answer goes to stdout.
-    Exits 1 when a compaction could not complete (the answer and transcript are still written).
+    Exits 1 when a compaction could not complete or the model's last reply holds no text (the
+    answer, if any, and the transcript are still written).
     """
     check_outputs([output, store_file(store)], inputs=[agent_file])
     agent = resolve_agent(agent_file, agent_id)
@@ -133,7 +134,9 @@ def run_command(
         anyio.run(_run_and_close, orchestrator, conversation)
         if session_store is not None:
             err.print(f"stored as conversation {conversation.id} in {session_store.url}")
-    out.print(final_answer(conversation), markup=False, highlight=False)
+    answer = final_answer(conversation)
+    if answer:
+        out.print(answer, markup=False, highlight=False)
     context = conversation.context
     err.print(
         f"{conversation.turns} turn(s), {conversation.compactions} compaction(s); final context "
@@ -142,6 +145,9 @@ def run_command(
     if output is not None:
         write_transcript(output, Transcript(context))
         err.print(f"transcript: {output}")
+    if not answer:
+        fail("no answer: the model's last reply had no text (content null or empty)")
+        raise typer.Exit(1)
     if failures.count:
         fail(f"{failures.count} compaction(s) could not complete")
         raise typer.Exit(1)

@@ -29,13 +29,14 @@ import structlog
 from forge_app.compaction._frame_engine import FrameEngine
 from forge_app.compaction._tiers import TieredEngine
 from forge_app.compaction.llm._engine import LLMEngine
-from forge_app.errors import EngineUnavailable, UnknownEngine
+from forge_app.errors import EngineFailed, EngineUnavailable, ForgeAppError, UnknownEngine
 from forge_domain.agent import Agent
 from forge_domain.context import Context
 from forge_domain.engine import CompactionMode, ContextEngine, DelegatingEngine
+from forge_domain.errors import ForgeDomainError
 from forge_domain.result import CompactionOutcome
 
-__all__ = ["ENTRY_POINT_GROUP", "available_engines", "resolve_engine"]
+__all__ = ["ENTRY_POINT_GROUP", "available_engines", "compress_with", "resolve_engine"]
 
 ENTRY_POINT_GROUP = "forge.engines"
 """The entry-point group third-party engines register in."""
@@ -116,6 +117,27 @@ def resolve_engine(agent: Agent, **options: object) -> ContextEngine:
         )
         return _ForceFlagEngine(engine)
     return engine
+
+
+async def compress_with(
+    engine: ContextEngine,
+    context: Context,
+    *,
+    focus: str | None = None,
+    mode: CompactionMode = "automatic",
+) -> CompactionOutcome:
+    """``engine.compress(context, ...)``, with an error outside the tree named for the engine.
+
+    Raises:
+        EngineFailed: the engine raised anything but a ``forge_app`` or ``forge_domain``
+            error (a bug in its code: one line naming it instead of a traceback).
+    """
+    try:
+        return await engine.compress(context, focus=focus, mode=mode)
+    except (ForgeAppError, ForgeDomainError):
+        raise
+    except Exception as exc:  # an engine's own code, often a plugin's: named, not a traceback
+        raise EngineFailed(engine.name, exc) from exc
 
 
 def _takes_force_flag(engine: ContextEngine) -> bool:

@@ -55,6 +55,11 @@ from forge_domain.usage import Usage
 __all__ = ["TieredEngine"]
 
 
+def _hull(ranges: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The smallest inclusive range holding every one of ``ranges`` (None for none)."""
+    return (min(s for s, _ in ranges), max(e for _, e in ranges)) if ranges else None
+
+
 def _to_original(
     span: tuple[int, int], summarised: tuple[int, int] | None, shift: int
 ) -> tuple[int, int]:
@@ -175,17 +180,18 @@ class TieredEngine(BaseContextEngine):
         ):
             span = (pruned.indices[0], pruned.indices[-1])
             note_tier("prune")
-            return self._outcome(context, pruned.context, [span], "prune", None)
+            return self._outcome(context, pruned.context, [], [span], "prune", None)
         note_tier("summary")
         outcome = await self.summary.compress(context, focus=focus, mode=mode)
         summarised = outcome.result.compacted_range if outcome.changed() else None
         engine = outcome.result.engine if summarised is not None else "prune"
         ranges = [summarised] if summarised is not None else []
+        trimmed: list[tuple[int, int]] = []  # pruned or cut: the messages stay
         shift = len(context) - len(outcome.context)
         repruned = self._prune(outcome.context)
         if repruned.indices:
             span = (repruned.indices[0], repruned.indices[-1])
-            ranges.append(_to_original(span, summarised, shift))
+            trimmed.append(_to_original(span, summarised, shift))
         current = repruned.context
         if not self._fits(current):
             config = self.compact.model_copy(update={"max_tokens": self.budget})
@@ -202,11 +208,11 @@ class TieredEngine(BaseContextEngine):
         if not self._fits(current):
             cut = cut_to_fit(current, self.budget)
             if cut.indices:
-                ranges.append(_to_original((cut.indices[0], cut.indices[-1]), summarised, shift))
+                trimmed.append(_to_original((cut.indices[0], cut.indices[-1]), summarised, shift))
                 current = cut.context
                 note_tier("cut")
                 note_event("cut", {"tier": "cut", "messages": len(cut.indices)})
-        return self._outcome(context, current, ranges, engine, outcome.result)
+        return self._outcome(context, current, ranges, trimmed, engine, outcome.result)
 
     def _prune(self, context: Context) -> Pruned:
         protect = tail_start(
@@ -221,11 +227,12 @@ class TieredEngine(BaseContextEngine):
         self,
         before: Context,
         after: Context,
-        ranges: list[tuple[int, int]],
+        summarised: list[tuple[int, int]],
+        trimmed: list[tuple[int, int]],
         engine: str,
         summary_result: CompactionResult | None,
     ) -> CompactionOutcome:
-        span = (min(s for s, _ in ranges), max(e for _, e in ranges)) if ranges else None
+        span = _hull([*summarised, *trimmed])
         return compaction_outcome(
             before,
             after,
@@ -234,4 +241,6 @@ class TieredEngine(BaseContextEngine):
             max_tokens=self.compact.max_tokens,
             summary_usage=summary_result.summary_usage if summary_result else None,
             coverage=summary_result.coverage if summary_result else None,
+            summarised=_hull(summarised),
+            pruned=_hull(trimmed),
         )

@@ -188,7 +188,8 @@ def write_bytes_atomic(path: Path | str, data: bytes) -> None:
 
     The temporary file sits in the target's directory, is flushed to disk, then
     replaces the target in one step; it is removed if anything fails. An existing
-    device or FIFO (``/dev/null``) is written in place, never replaced.
+    device or FIFO (``/dev/null``) is written in place, never replaced; a symlink is
+    written where it points (the link stays; a loop is refused).
 
     The temporary file is named ``.<name>.forge-<pid>-<random>.tmp``. Before the first
     write into a directory, this process removes the files of that pattern left there by
@@ -203,7 +204,7 @@ def write_bytes_atomic(path: Path | str, data: bytes) -> None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
-    target = Path(path)
+    target = _link_target(Path(path))
     if _is_special(target):
         _write_in_place(target, data)
         return
@@ -273,6 +274,20 @@ def _is_running(pid: int) -> bool:
     except (PermissionError, OverflowError):
         return True  # another user's process, or no pid at all: leave it to the age rule
     return True
+
+
+def _link_target(path: Path) -> Path:
+    """Where a symlink ``path`` points (renaming over the link would replace the link).
+
+    Raises:
+        OutputNotWritten: the link is part of a loop.
+    """
+    if not path.is_symlink():
+        return path
+    resolved = Path(os.path.realpath(path))
+    if resolved.is_symlink():  # realpath stops where a loop closes
+        raise OutputNotWritten(path, "a symlink loop")
+    return resolved
 
 
 def _is_special(target: Path) -> bool:

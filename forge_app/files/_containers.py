@@ -17,9 +17,10 @@ event, are written back as read (byte for byte); the turns it replaced become ne
 wrapping the new turns (Claude Code: ``type``, ``message`` and the session keys of the
 event they replace, no ``uuid``; Codex: ``response_item`` with the replaced record's
 ``timestamp``), at the place of the first turn replaced, followed by the other events that
-sat among the replaced turns, in their order. A written Claude Code log is a faithful
-record of the compacted conversation, not a log Claude Code can resume (its ``parentUuid``
-chain is not rebuilt).
+sat among the replaced turns, in their order. A kept turn whose ``usage`` the compaction
+dropped (it measured the context before it) keeps its event, rewritten without it. A
+written Claude Code log is a faithful record of the compacted conversation, not a log
+Claude Code can resume (its ``parentUuid`` chain is not rebuilt).
 
 Only a JSONL output holds a container: asked for a plain JSON file, the transcript is
 written in its plain format when the log held nothing but turns, and refused with a
@@ -71,6 +72,16 @@ def _is_codex_item(record: JsonValue) -> bool:
     return (
         isinstance(record, dict) and record.get("type") == "response_item" and "payload" in record
     )
+
+
+def _same_turn(old: JsonValue, new: JsonValue) -> bool:
+    """True when ``new`` is the turn ``old``, or ``old`` without its ``usage`` (which a
+    compaction drops once the turns before it changed: it measured a context that is gone)."""
+    if old == new:
+        return True
+    if not isinstance(old, dict) or not isinstance(new, dict) or "usage" in new:
+        return False
+    return "usage" in old and {k: v for k, v in old.items() if k != "usage"} == new
 
 
 def detect_container(records: list[JsonValue]) -> Container | None:
@@ -154,12 +165,18 @@ class ContainerLog:
         old = self.entries()
         prefix = 0
         limit = min(len(old), len(entries))
-        while prefix < limit and old[prefix] == entries[prefix]:
+        while prefix < limit and _same_turn(old[prefix], entries[prefix]):
             prefix += 1
         suffix = 0
-        while suffix < limit - prefix and old[-1 - suffix] == entries[-1 - suffix]:
+        while suffix < limit - prefix and _same_turn(old[-1 - suffix], entries[-1 - suffix]):
             suffix += 1
-        lines = self.lines
+        lines = list(self.lines)
+        shift = len(entries) - len(old)
+        for turn in [*range(prefix), *range(len(old) - suffix, len(old))]:
+            entry = entries[turn if turn < prefix else turn + shift]
+            if entry != old[turn]:  # the same turn without its stale usage: its event, rewritten
+                index = self.turn_lines[turn]
+                lines[index] = self._rewrap(self.records[index], entry)
         start = self.turn_lines[prefix] if prefix < len(old) else len(lines)
         end = self.turn_lines[len(old) - suffix] if suffix else len(lines)
         template = self.records[start] if start < len(lines) else self._neighbour()
@@ -169,6 +186,11 @@ class ContainerLog:
         out = [*lines[:start], *new, *middle, *lines[end:]]
         text = "\n".join(out)
         return text + "\n" if self.final_newline else text
+
+    def _rewrap(self, record: JsonValue, entry: JsonValue) -> str:
+        assert isinstance(record, dict)  # turn lines are objects (_is_claude_turn …)
+        key = "message" if self.kind == "claude-code" else "payload"
+        return json.dumps({**record, key: entry}, ensure_ascii=False, allow_nan=False)
 
     def _neighbour(self) -> JsonValue:
         return self.records[self.turn_lines[-1]] if self.turn_lines else None

@@ -86,10 +86,11 @@ class Transcript:
     def dumps(self, layout: Layout | None = None) -> str:
         """Serialise in ``layout`` (default: the layout it was read in) and the format read.
 
+        Usage a compaction left stale is not written (:meth:`Context.without_stale_usage`).
         An Anthropic system prompt needs the object layout: a list is written as
         ``{"system": ..., "messages": [...]}``; JSONL cannot hold it (``ValueError``).
         """
-        system, entries = messages_to_format(self.format, self.context)
+        system, entries = messages_to_format(self.format, self.context.without_stale_usage())
         messages: list[JsonValue] = list(entries)
         chosen = layout or self.layout
         if self.container is not None:

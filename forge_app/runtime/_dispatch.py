@@ -11,21 +11,25 @@ implementation of the event's hook itself, one at a time, so that it can
 
 **Failure policy.** A hook that raises aborts the run: ``dispatch`` logs
 ``hook_failed`` with the plugin's name and raises :class:`HookFailed` (the
-original exception is its ``__cause__``). Hooks may replace the conversation's
-context, so carrying on after a half-run hook could send something nobody
-checked. Plugins that must never stop a run catch their own errors. Hook
-wrappers (``wrapper=True`` / ``hookwrapper=True``) are rejected at registration.
+original exception is its ``__cause__``). A built-in plugin's own error
+(``ForgeAppError``: the engine or the provider that failed) is raised as it is,
+so the run ends naming the real cause rather than the ``compaction`` hook.
+Hooks may replace the conversation's context, so carrying on after a half-run
+hook could send something nobody checked. Plugins that must never stop a run
+catch their own errors. Hook wrappers (``wrapper=True`` / ``hookwrapper=True``)
+are rejected at registration.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Iterable, Sequence
+from importlib.metadata import entry_points
 
 import pluggy
 import structlog
 
-from forge_app.errors import HookFailed, PluginRejected
+from forge_app.errors import ForgeAppError, HookFailed, PluginRejected, UnknownPlugin
 from forge_app.runtime import _hookspecs as hookspecs
 from forge_app.runtime._events import HookEvent
 from forge_domain import PluginSelection
@@ -53,6 +57,11 @@ def discover_plugins(group: str = hookspecs.ENTRY_POINT_GROUP) -> tuple[NamedPlu
     return tuple((name, plugin) for name, plugin in pm.list_name_plugin() if plugin is not None)
 
 
+def _installed(group: str = hookspecs.ENTRY_POINT_GROUP) -> set[str]:
+    """The names of the plugins installed under ``group`` (read, not loaded)."""
+    return {entry_point.name for entry_point in entry_points(group=group)}
+
+
 def _rank(impl: pluggy.HookImpl) -> int:
     if impl.tryfirst:
         return 0
@@ -74,12 +83,24 @@ class Hooks:
         ``selection`` (an agent's ``plugins:`` block) filters them by name:
         ``disable`` removes any plugin, built-in or not; ``enable``, when not
         empty, keeps only the named third-party plugins (built-ins stay).
+
+        Raises:
+            UnknownPlugin: ``selection`` names a plugin that is not built in, not among
+                ``plugins`` and not installed (a misspelt name would change nothing).
         """
         chosen = selection or PluginSelection()
+        builtins, plugins = tuple(builtins), tuple(plugins)
+        available = tuple(sorted({name for name, _ in (*builtins, *plugins)} | _installed()))
+        for field, names in (("enable", chosen.enable), ("disable", chosen.disable)):
+            unknown = tuple(name for name in names if name not in available)
+            if unknown:
+                raise UnknownPlugin(field, unknown, available)
         self._pm = _plugin_manager()
+        self._builtins: set[str] = set()
         for name, plugin in builtins:
             if name not in chosen.disable:
                 self.register(plugin, name)
+                self._builtins.add(name)
         for name, plugin in plugins:
             if chosen.allows(name):
                 self.register(plugin, name)
@@ -135,6 +156,8 @@ class Hooks:
             except HookFailed:
                 raise
             except Exception as exc:  # third-party code: re-raised with the plugin's name
+                if isinstance(exc, ForgeAppError) and impl.plugin_name in self._builtins:
+                    raise  # a built-in's own error already names what failed (engine, provider)
                 _log.error(
                     "hook_failed",
                     plugin=impl.plugin_name,

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["REDACTED", "redact"]
+__all__ = ["REDACTED", "redact"]  # redact_for_model, secrets_in: for the llm engine only
 
 REDACTED = "[REDACTED]"
 """What a secret is replaced with."""
@@ -324,3 +324,75 @@ def redact(text: str) -> str:
         if rule.may_match(text, folded):
             text = rule.pattern.sub(rule.replace, text)
     return text
+
+
+_BARE_RULES: tuple[_Rule, ...] = (
+    _Rule(
+        "aws_secret_key",
+        re.compile(
+            r"(?<![A-Za-z0-9/+=_-])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"
+            r"(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=_-])"
+        ),
+        _whole,
+        (),
+    ),
+    _Rule(
+        "key_body",
+        re.compile(r"\b(?:b3BlbnNzaC1rZXktdjE|MII[A-Za-z0-9+/]{2}[A-Za-z0-9+/]{8})[A-Za-z0-9+/=]*"),
+        _whole,
+        (),
+    ),
+)
+"""Secrets with no label and no prefix of their own, by shape alone: a 40-character key of
+letters of both cases and digits (an AWS secret access key), the base64 body of a private
+key (OpenSSH's ``openssh-key-v1`` or DER's ``MII``). Too costly and too broad for every
+summary text; applied to what a model is sent and what it writes (:func:`redact_for_model`)."""
+
+_MIN_SECRET = 8
+"""A value shorter than this is not looked for elsewhere (it would match ordinary words)."""
+
+
+def redact_for_model(text: str, known: frozenset[str] = frozenset()) -> str:
+    """:func:`redact`, then the bare shapes of :data:`_BARE_RULES`, then every value of
+    ``known`` (the secrets :func:`secrets_in` found in what the model was given), wherever
+    it stands: a model may write back a secret without the label that gave it away."""
+    text = redact(text)
+    for rule in _BARE_RULES:
+        text = rule.pattern.sub(rule.replace, text)
+    for value in sorted(known, key=len, reverse=True):
+        if value in text:
+            text = text.replace(value, REDACTED)
+    return text
+
+
+def secrets_in(text: str) -> frozenset[str]:
+    """The secret values :func:`redact_for_model` removes from ``text``, as they stand there,
+    with each line, ``.``- and ``/``-separated piece of 16 or more characters (a key's
+    body, a token's signature, a webhook's key): what an answer must not hold either."""
+    found: set[str] = set()
+    folded = text.lower()
+    for rule in (*_RULES, *_BARE_RULES):
+        if rule.hints and not rule.may_match(text, folded):
+            continue
+        for match in rule.pattern.finditer(text):
+            whole, new = match.group(0), rule.replace(match)
+            if whole != new:
+                found.add(_replaced_part(whole, new))
+        text = rule.pattern.sub(rule.replace, text)
+    pieces = {piece for value in found for piece in re.split(r"[./\s]|\\n", value)}
+    return frozenset(
+        value.strip("\"'")
+        for value in found | {p for p in pieces if len(p) >= 16}
+        if len(value.strip("\"'")) >= _MIN_SECRET and REDACTED not in value
+    )
+
+
+def _replaced_part(whole: str, new: str) -> str:
+    """The part of ``whole`` its replacement ``new`` does not keep (prefix and suffix off)."""
+    start = 0
+    while start < min(len(whole), len(new)) and whole[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(whole), len(new)) - start and whole[-1 - end] == new[-1 - end]:
+        end += 1
+    return whole[start : len(whole) - end]

@@ -116,6 +116,21 @@ SECRET_FAKES: tuple[tuple[str, str, str], ...] = (
 )
 """22 fakes of the forms secrets take in coding sessions."""
 
+BARE_SECRET_FAKES: tuple[tuple[str, str, str], ...] = (
+    (
+        "aws_secret_unlabelled",
+        "deploy with AKIAZ7Q3M9L2P8R4T6V2 and wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLE9Q",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLE9Q",
+    ),
+    (
+        "openssh_key_body",
+        "paste the key body b3BlbnNzaC1rZXktdjEAAAAACmFlczI1Ni1jdHIAAAAGYmNyeXB0AAAAGAAAABD",
+        "b3BlbnNzaC1rZXktdjEAAAAACmFlczI1Ni1jdHIAAAAGYmNyeXB0AAAAGAAAABD",
+    ),
+)
+"""Values with no label at all (the task says "use this"): what a summarising model is
+kept from too (``redact_for_model``), 24 fakes with :data:`SECRET_FAKES`."""
+
 
 def redacted_by_every_rule(text: str) -> str:
     """``redact`` without its shortcuts (one search for any hint, a rule's ``needs`` and

@@ -26,7 +26,7 @@ SVG = "{http://www.w3.org/2000/svg}"
 REPLAYED = ["openhands-llama4-ponyc-4593", "msa-deepseek-django-15400"]
 
 _ROW = re.compile(r"^│ +(\d+) │ +(\d+) │ +~?([\d,]+) │ +~([\d,]+) │ [█·│┃]+ +│ (.*?) *│$")
-_EVENT = re.compile(r"● \d+\.\.\d+ ([\d,]+)→([\d,]+)")
+_EVENT = re.compile(r"● (?:pruned )?\d+\.\.\d+ ([\d,]+)→([\d,]+)")
 _THRESHOLD = re.compile(r"┃ │ = ([\d,]+) +┃")
 _SUMMARY = re.compile(
     r"(\d+) turns, (\d+) compactions?; final context ~?([\d,]+) tokens in \d+ messages, "

@@ -6,10 +6,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forge_app.compaction._compactor import Compactor
-from forge_app.compaction.llm._prompt import END_MARKER, framed
+from forge_app.compaction.llm._prompt import END_MARKER, SUMMARY_TITLE
 from forge_app.compaction.llm._span import find_span, frame_of
 from forge_app.compaction.llm._splice import splice_summary
 from forge_app.summary import SummaryFrame, SummaryTransformer
+from forge_app.summary._frame import SUMMARY_PREAMBLE
 from forge_domain import (
     Compact,
     CompactionStrategy,
@@ -26,10 +27,20 @@ from forge_domain.validation import find_violations
 from tests.app.engine_sessions import coding_session
 
 
+def _legacy(body: str) -> str:
+    """A summary as earlier versions framed it, to merge into the next assistant turn."""
+    prefix = (
+        f"{SUMMARY_TITLE}\nThe turns before this point were condensed into the summary below, "
+        "the authoritative record of them, to free space in the context window. "
+        f"{SUMMARY_PREAMBLE}"
+    )
+    return f"{prefix}\n\n{body}\n\n{END_MARKER}"
+
+
 def test_find_span_reads_a_summary_merged_into_a_message():
     fixture = [
         TextMessage.system("s"),
-        TextMessage.assistant(framed("## Goal\nold goal") + "\n\nI kept working."),
+        TextMessage.assistant(_legacy("## Goal\nold goal") + "\n\nI kept working."),
         TextMessage.user("next"),
         TextMessage.assistant("more " * 200),
         TextMessage.user("latest"),
@@ -64,7 +75,7 @@ def test_find_span_keeps_the_task_after_an_earlier_summary():
     fixture = [
         TextMessage.system("s"),
         TextMessage.user("the task"),
-        TextMessage.assistant(framed("## Goal\nold goal") + "\n\nI kept working."),
+        TextMessage.assistant(_legacy("## Goal\nold goal") + "\n\nI kept working."),
         *pattern("uaua"),
     ]
 
@@ -103,7 +114,7 @@ def test_find_span_keeps_the_calls_of_a_turn_a_summary_was_merged_into():
     fixture = [
         TextMessage.system("s"),
         TextMessage.user("task"),
-        TextMessage(role=Role.ASSISTANT, content=framed("## Goal\nold goal"), tool_calls=(call,)),
+        TextMessage(role=Role.ASSISTANT, content=_legacy("## Goal\nold goal"), tool_calls=(call,)),
         ToolResult.failed("c1", "FAILED t.py::test_a"),
         TextMessage.user("next"),
         TextMessage.assistant("ok"),
@@ -187,7 +198,7 @@ def test_frame_fold_keeps_the_calls_of_a_turn_an_llm_summary_was_merged_into():
     call = ToolCall(id="c1", name="shell", arguments='{"command": "pytest -x"}')
     merged = TextMessage(
         role=Role.ASSISTANT,
-        content=framed("## Goal\nold goal"),
+        content=_legacy("## Goal\nold goal"),
         tool_calls=(call,),
         summary_data=ContextSummary().model_dump(mode="json"),
     )

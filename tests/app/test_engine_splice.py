@@ -1,14 +1,12 @@
-"""Splicing a summary in keeps roles alternating and every tool call answered."""
+"""Splicing a summary in: a user message of its own, every tool call answered."""
 
 from __future__ import annotations
-
-from itertools import pairwise
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_app.compaction.llm._prompt import END_MARKER, SUMMARY_PREFIX, framed, summary_body
+from forge_app.compaction.llm._prompt import SUMMARY_PREFIX, framed, summary_body
 from forge_app.compaction.llm._splice import (
     STUB_RESULT,
     sanitize_tool_pairs,
@@ -20,48 +18,38 @@ from forge_domain.testing import pattern, pattern_of
 from forge_domain.validation import find_violations
 
 SPLICES = [
-    # (id, letters, span, expected pattern, role of the message holding the summary, standalone)
-    ("after_system_before_assistant", "suaua", (1, 1), "suaua", Role.USER, True),
-    ("after_user_before_user", "suaua", (2, 2), "suaua", Role.ASSISTANT, True),
-    ("after_assistant_before_assistant", "suaaa", (3, 3), "suaua", Role.USER, True),
-    ("after_system_before_user", "suaua", (1, 2), "sua", Role.USER, False),
-    ("after_the_task_before_assistant", "suauaa", (2, 4), "sua", Role.ASSISTANT, False),
-    ("at_the_start_before_user", "uaua", (0, 1), "ua", Role.USER, False),
-    ("to_the_end", "suaua", (2, 4), "sua", Role.ASSISTANT, True),
-    ("after_a_tool_result_before_assistant", "sutrua", (4, 4), "sutrua", Role.USER, True),
+    # (id, letters, span, expected pattern): the summary is always a user message of its own
+    ("after_system_before_assistant", "suaua", (1, 1), "suaua"),
+    ("after_user_before_user", "suaua", (2, 2), "suuua"),
+    ("after_assistant_before_assistant", "suaaa", (3, 3), "suaua"),
+    ("after_system_before_user", "suaua", (1, 2), "suua"),
+    ("after_the_task_before_assistant", "suauaa", (2, 4), "suua"),
+    ("at_the_start_before_user", "uaua", (0, 1), "uua"),
+    ("to_the_end", "suaua", (2, 4), "suu"),
+    ("after_a_tool_result_before_assistant", "sutrua", (4, 4), "sutrua"),
 ]
 
 
-def _alternates(context: Context) -> bool:
-    """No two user or two assistant turns in a row (tool results belong to the assistant's)."""
-    turns = [m.role for m in context if isinstance(m, TextMessage) and m.role != Role.SYSTEM]
-    return all(a != b for a, b in pairwise(turns))
-
-
 @pytest.mark.parametrize(
-    ("letters", "span", "expected_pattern", "role", "standalone"),
+    ("letters", "span", "expected_pattern"),
     [c[1:] for c in SPLICES],
     ids=[c[0] for c in SPLICES],
 )
-def test_splice_summary_keeps_the_turns_alternating(
-    letters, span, expected_pattern, role, standalone
-):
+def test_splice_summary_is_a_user_message_of_its_own(letters, span, expected_pattern):
     fixture = pattern(letters)
 
     spliced = Context(splice_summary(list(fixture), span, "## Goal\nship it"))
-    holder = next(m for m in spliced if m.text.startswith(SUMMARY_PREFIX))
+    holders = [m for m in spliced if SUMMARY_PREFIX in m.text]
     actual = (
         pattern_of(spliced),
-        holder.role,
-        holder.text.endswith(END_MARKER),
-        _alternates(spliced),
+        [(m.role, m.text) for m in holders],
         find_violations(spliced),
     )
 
-    assert actual == (expected_pattern, role, standalone, True, [])
+    assert actual == (expected_pattern, [(Role.USER, framed("## Goal\nship it"))], [])
 
 
-def test_splice_summary_between_the_task_and_an_assistant_turn_merges_into_that_turn():
+def test_splice_summary_between_the_task_and_an_assistant_turn_leaves_that_turn_as_it_was():
     fixture = [
         TextMessage.system("sys"),
         TextMessage.user("task"),
@@ -75,7 +63,8 @@ def test_splice_summary_between_the_task_and_an_assistant_turn_merges_into_that_
 
     assert actual == [
         (Role.USER, "task", None),
-        (Role.ASSISTANT, framed("## Goal\nship it") + "\n\nlatest answer", {"blocks": []}),
+        (Role.USER, framed("## Goal\nship it"), {"blocks": []}),
+        (Role.ASSISTANT, "latest answer", None),
     ]
 
 

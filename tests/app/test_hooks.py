@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from forge_app.errors import HookFailed, PluginRejected
+from forge_app.errors import HookFailed, PluginRejected, UnknownPlugin
 from forge_app.runtime import _hookspecs as hookspecs
 from forge_app.runtime._conversation import Conversation
 from forge_app.runtime._dispatch import Hooks, discover_plugins
@@ -188,6 +188,27 @@ def test_hooks_selection_filters_plugins_by_name(selection, expected):
     )
 
     assert hooks.names() == expected
+
+
+@pytest.mark.parametrize(
+    ("selection", "field", "unknown"),
+    [
+        (PluginSelection(disable=("loging",)), "disable", ("loging",)),
+        (PluginSelection(enable=("x", "zz")), "enable", ("zz",)),
+    ],
+    ids=["disable-misspelt", "enable-missing"],
+)
+def test_hooks_selection_naming_no_plugin_is_refused(selection, field, unknown):
+    with pytest.raises(UnknownPlugin) as raised:
+        Hooks(
+            builtins=[("logging", Recorder("logging", []))],
+            plugins=[("x", Recorder("x", []))],
+            selection=selection,
+        )
+
+    error = raised.value
+    actual = (error.field, error.names, error.available, error.exit_code)
+    assert actual == (field, unknown, ("logging", "x"), 2)
 
 
 # -- entry points ------------------------------------------------------------------------

@@ -115,8 +115,9 @@ async def test_llm_engine_splices_a_good_summary(server, engine):
         result.coverage,
         result.compacted_range,
         find_violations(outcome.context),
-        outcome.context[-2:] == fixture[-2:],
-        outcome.context[-3].text == framed(GOOD) + "\n\n" + fixture[-3].text,
+        outcome.context[-3:] == fixture[-3:],
+        (outcome.context[-4].role, outcome.context[-4].text) == (Role.USER, framed(GOOD)),
+        framed(GOOD).startswith(SummaryFrame().render(ContextSummary()).split("\n\n")[0]),
         server.requests[0]["model"],
     )
 
@@ -127,6 +128,7 @@ async def test_llm_engine_splices_a_good_summary(server, engine):
         1.0,
         (2, len(fixture) - 4),
         [],
+        True,
         True,
         True,
         "cheap-model",
@@ -158,7 +160,7 @@ def _more_work(context: Context, rounds: int) -> Context:
     return Context(messages)
 
 
-async def test_llm_engine_keeps_the_turns_alternating_over_two_compactions(server, engine):
+async def test_llm_engine_summary_is_a_user_message_over_two_compactions(server, engine):
     server.script(Reply.text(GOOD), Reply.text(GOOD.replace("Make", "Still make")))
 
     first = (await engine.compress(coding_session())).context
@@ -178,7 +180,7 @@ async def test_llm_engine_keeps_the_turns_alternating_over_two_compactions(serve
     )
 
     assert actual == (
-        [(False, False), (False, False)],
+        [(True, False), (True, False)],  # the summary is a user message after the task
         [[], [], [], []],
         [TASK, TASK],
         True,

@@ -584,3 +584,34 @@ def test_write_after_a_kill_9_leaves_no_temporary_file(tmp_path):
 
     actual = (len(left), sorted(p.name for p in tmp_path.iterdir()))
     assert actual == (1, ["out.json"])
+
+
+def test_write_through_a_symlink_writes_where_it_points(tmp_path):
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    write_text_atomic(link, "new")
+    actual = (link.is_symlink(), real.read_text(), sorted(p.name for p in tmp_path.iterdir()))
+    assert actual == (True, "new", ["link.json", "real.json"])
+
+
+def test_write_through_a_dangling_symlink_creates_its_target(tmp_path):
+    link = tmp_path / "link.json"
+    link.symlink_to(tmp_path / "sub-target.json")
+    write_text_atomic(link, "new")
+    actual = (link.is_symlink(), (tmp_path / "sub-target.json").read_text())
+    assert actual == (True, "new")
+
+
+def test_write_through_a_symlink_loop_is_refused(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.symlink_to(b)
+    b.symlink_to(a)
+    with pytest.raises(OutputNotWritten) as raised:
+        write_text_atomic(a, "new")
+    assert ("symlink loop" in str(raised.value), a.is_symlink(), b.is_symlink()) == (
+        True,
+        True,
+        True,
+    )

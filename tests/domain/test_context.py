@@ -120,6 +120,19 @@ def test_context_usage_floor_ignores_usage_before_it():
     assert actual == expected
 
 
+def test_context_without_stale_usage_drops_only_usage_before_the_floor():
+    compacted = Context([TextMessage.user("summary!"), _reply("b" * 8, 2000)], usage_floor=2)
+    grown = compacted.append(_reply("c", 700))
+    written = grown.without_stale_usage()
+    actual = (
+        [m.usage is not None for m in written],
+        written.token_count(),
+        written.usage_floor,
+        Context([_reply("a", 9)]).without_stale_usage().usage_floor,
+    )
+    assert actual == ([False, False, True], grown.token_count(), 0, 0)
+
+
 def test_context_distrusts_a_usage_report_far_below_the_estimate():
     prompt = TextMessage.user("y" * 4000)  # 1,000 tokens by the estimate
     believed = Context([TextMessage.user("x" * 400), _reply("a", 120)])

@@ -176,6 +176,7 @@ def test_compaction_outcome_carries_sizes_and_summary_figures():
         original_messages=5,
         compacted_messages=4,
         compacted_range=(2, 3),
+        summarised_range=(2, 3),
         engine="llm",
         summary_usage=usage,
         coverage=0.5,

@@ -92,6 +92,15 @@ HANDMADE = [
         [(1, "empty_message")],
     ),
     (
+        "tool result with an empty list of parts",
+        [
+            TextMessage.user("go"),
+            TextMessage.assistant(None, (_call("a"),)),
+            ToolResult.model_validate({"call_id": "a", "content": []}),
+        ],
+        [(2, "empty_message")],
+    ),
+    (
         "user message with tool calls",
         [TextMessage.model_validate({"role": "user", "content": "x", "tool_calls": [_call("z")]})],
         [(0, "tool_calls_on_non_assistant"), (0, "unanswered_tool_call")],

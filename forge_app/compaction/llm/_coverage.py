@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, ConfigDict
 
 from forge_app.compaction.llm._prompt import VERIFIED_FACTS_HEADING
-from forge_app.summary._redaction import redact
+from forge_app.summary._redaction import redact_for_model as redact
 from forge_domain.messages import Role
 from forge_domain.summary import ContextSummary, TextItem
 from forge_domain.summary_tools import FILE_CHANGING_KINDS, FileTool, SummaryTool

@@ -60,13 +60,13 @@ from forge_app.compaction.llm._splice import splice_summary
 from forge_app.errors import EngineUnavailable, SummaryAuthFailed
 from forge_app.summary._fit_summary import fit_summary
 from forge_app.summary._frame import SUMMARY_MARKER, SUMMARY_PREAMBLE, SummaryFrame
-from forge_app.summary._redaction import redact
+from forge_app.summary._redaction import redact_for_model, secrets_in
 from forge_app.summary.transformers import SummaryTransformer
 from forge_domain.agent import DEFAULT_CONTEXT_WINDOW, Agent
 from forge_domain.carry import accumulated_usage, carry_reasoning
 from forge_domain.context import Context
 from forge_domain.engine import BaseContextEngine, CompactionMode, compaction_outcome
-from forge_domain.messages import CHARS_PER_TOKEN, ContextMessage, ToolResult
+from forge_domain.messages import CHARS_PER_TOKEN, ContextMessage, TextMessage, ToolResult
 from forge_domain.result import CompactionOutcome
 from forge_domain.summary import ContextSummary
 from forge_domain.tool_catalog import ToolCatalog
@@ -259,14 +259,7 @@ class LLMEngine(BaseContextEngine):
         if compacted.token_count_approx() >= context.token_count_approx():
             _log.info("compaction_ineffective", engine=engine, start=span.start, end=span.end)
             replaced = None
-        else:
-            _log.info(
-                "context_compacted",
-                engine=engine,
-                start=span.start,
-                end=span.end,
-                coverage=coverage,
-            )
+        # ``context_compacted`` is the logging plugin's (one line per compaction, coverage included)
         return compaction_outcome(
             context,
             compacted,
@@ -283,11 +276,13 @@ class LLMEngine(BaseContextEngine):
         prompt = summary_prompt(
             self._material(span, frame, budget),
             previous=(
-                redact(span.previous_for_model) if span.previous_for_model is not None else None
+                redact_for_model(span.previous_for_model)
+                if span.previous_for_model is not None
+                else None
             ),
-            focus=redact(focus) if focus else None,
+            focus=redact_for_model(focus) if focus else None,
             target_tokens=self._target_tokens(span),
-            task=redact(span.task) if span.task is not None else None,
+            task=redact_for_model(span.task) if span.task is not None else None,
         )
         with observe_summary_call(self.model, prompt) as call:
             try:
@@ -325,7 +320,8 @@ class LLMEngine(BaseContextEngine):
         content = getattr(message, "content", None)
         if not isinstance(content, str) or not content.strip():
             raise _SummaryUnavailable("empty summary")
-        text = redact(_THINK.sub("", content).strip())
+        known = _secrets_given(span, focus)  # what an echo could hand back without its label
+        text = redact_for_model(_THINK.sub("", content).strip(), known)
         if len(text) > OVERSIZE_FACTOR * budget:
             limit = OVERSIZE_FACTOR * budget // CHARS_PER_TOKEN
             raise _SummaryUnavailable(
@@ -343,7 +339,7 @@ class LLMEngine(BaseContextEngine):
         excerpts = serialize_excerpts(
             turns, max_chars=int(budget * _EXCERPT_SHARE), keep=_last_error(turns, frame.raw)
         )
-        material = record_material(redact(_record(frame.record)), excerpts)
+        material = record_material(redact_for_model(_record(frame.record)), excerpts)
         if sum(len(message.text) for message in turns) < len(material):
             whole = turns_material(serialize_span(turns, self._limits))
             if len(whole) <= len(material):
@@ -388,6 +384,17 @@ class LLMEngine(BaseContextEngine):
     def on_session_reset(self) -> None:
         """Forget cooldowns and counters (the previous summary is read back from the context)."""
         self.guard.reset()
+
+
+def _secrets_given(span: Span, focus: str | None) -> frozenset[str]:
+    """Every secret value of what the summariser was given or could have been: the span's
+    texts and call arguments, the task, the focus and the previous summary."""
+    texts = [span.task, focus, span.previous_for_model]
+    for message in span.messages:
+        texts.append(message.text)
+        if isinstance(message, TextMessage):
+            texts.extend(call.arguments for call in message.tool_calls or ())
+    return secrets_in("\n".join(text for text in texts if text))
 
 
 def _record(text: str) -> str:

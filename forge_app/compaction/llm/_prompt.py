@@ -4,20 +4,16 @@ from __future__ import annotations
 
 import re
 
-from forge_app.summary._frame import SUMMARY_PREAMBLE
+from forge_app.summary._frame import SUMMARY_MARKER, SUMMARY_PREAMBLE
 
 __all__ = ["END_MARKER", "SUMMARY_PREFIX"]
 
 SUMMARY_TITLE = "[EARLIER CONTEXT — REFERENCE ONLY]"
-"""The first line of every summary message: what recognises one (whatever preamble follows)."""
+"""The first line of a summary written by earlier versions (still read back)."""
 
-SUMMARY_PREFIX = (
-    f"{SUMMARY_TITLE}\n"
-    "The turns before this point were condensed into the summary below, the authoritative "
-    f"record of them, to free space in the context window. {SUMMARY_PREAMBLE}"
-)
-"""Opens every summary message, so the next model treats it as background; it ends with the
-preamble the frame prints too (the frame is this engine's fallback, so they must agree)."""
+SUMMARY_PREFIX = f"{SUMMARY_MARKER}\n{SUMMARY_PREAMBLE}"
+"""Opens every summary message: the two lines the frame opens with too (one preamble,
+whatever the engine), so the next model treats it as the record of earlier work."""
 
 END_MARKER = "[END OF EARLIER-CONTEXT SUMMARY — respond to the conversation after this point]"
 """Closes every summary, so a summary merged into another message has a visible end."""
@@ -142,17 +138,18 @@ def framed(body: str) -> str:
 
 
 def summary_body(text: str) -> str | None:
-    """The body of a framed summary found at the start of ``text``, or None.
+    """The body of a summary this engine framed at the start of ``text``, or None.
 
-    A summary is recognised by its title line, so one written under an earlier
-    wording of the prefix is read too: the body starts after the prefix's paragraph.
+    Recognised by the prefix and the end marker (a frame opens with the prefix too, but has
+    no end marker), or by the title line of earlier versions: the body starts after the
+    prefix's paragraph.
     """
-    if not text.startswith(SUMMARY_TITLE):
-        return None
-    if text.startswith(SUMMARY_PREFIX):
+    if text.startswith(SUMMARY_PREFIX) and END_MARKER in text:
         body = text[len(SUMMARY_PREFIX) :]
-    else:
+    elif text.startswith(SUMMARY_TITLE):
         body = text.partition("\n\n")[2]
+    else:
+        return None
     end = body.find(END_MARKER)
     if end >= 0:
         body = body[:end]

@@ -32,7 +32,11 @@ forced strategy (only the retention window is kept, then the tail shrinks).
 ``compaction_suspended`` says when the next attempt comes; a response under
 the threshold clears the guard. Forced compaction is never held back. A
 failing compaction fires ``compaction_failed`` and leaves the context as it
-was; the run goes on.
+was; the run goes on, unless it cannot: an engine that raised an error of its own
+(:class:`~forge_app.errors.EngineFailed`, a bug) ends the run with that error, and
+so does the failure of the compaction that was to bring the context under the
+window when cutting could not (a summary model without a key ends with the
+provider's error, not with "cannot be compacted further").
 """
 
 from __future__ import annotations
@@ -42,8 +46,9 @@ from dataclasses import dataclass
 
 import structlog
 
+from forge_app.compaction import compress_with
 from forge_app.compaction._fit import cut_to_fit
-from forge_app.errors import ForgeAppError
+from forge_app.errors import EngineFailed, ForgeAppError
 from forge_app.runtime._conversation import Conversation
 from forge_app.runtime._events import (
     CompactionEndEvent,
@@ -102,6 +107,8 @@ class CompactionHandler:
         """The agent's safety threshold for the model's window."""
         self.ineffective = 0
         """Automatic compactions in a row that left the context over the threshold."""
+        self.failure: ForgeAppError | ForgeDomainError | None = None
+        """The error of the latest compaction that failed, if any."""
         self._hold: _Hold | None = None
         self._due = False
         self._started = False
@@ -221,7 +228,9 @@ class CompactionHandler:
         window = self.window
         if window is None:
             return
+        self.failure = None
         await self.compact(conversation, "window")
+        failure, self.failure = self.failure, None
         before = conversation.context
         if int(conversation.token_count(before)) <= window:
             return
@@ -235,6 +244,8 @@ class CompactionHandler:
                 tokens_after=int(conversation.token_count(after)),
                 window=window,
             )
+        if failure is not None and int(conversation.token_count()) > window:
+            raise failure  # the cause: what the orchestrator would refuse to send follows from it
 
     async def compact(
         self, conversation: Conversation, reason: CompactionReason
@@ -262,8 +273,11 @@ class CompactionHandler:
         pending = isinstance(last, TextMessage) and bool(last.tool_calls)
         target = Context(before[:-1], usage_floor=before.usage_floor) if pending else before
         try:
-            outcome = await self.engine.compress(target, mode=mode)
+            outcome = await compress_with(self.engine, target, mode=mode)
+        except EngineFailed:
+            raise  # a bug in the engine: every later compaction would fail alike
         except (ForgeAppError, ForgeDomainError) as exc:
+            self.failure = exc
             await hooks.dispatch(
                 CompactionFailedEvent(conversation=conversation, reason=reason, error=exc)
             )

@@ -139,9 +139,12 @@ class LoggingPlugin:
             original_messages=result.original_messages,
             compacted_messages=result.compacted_messages,
             compacted_range=result.compacted_range,
+            summarised_range=result.summarised_range,
+            pruned_range=result.pruned_range,
             token_reduction_pct=round(result.token_reduction_percentage(), 1),
             message_reduction_pct=round(result.message_reduction_percentage(), 1),
             budget_status=result.budget_status,
+            coverage=result.coverage,
         )
 
     @hookimpl
