@@ -286,15 +286,18 @@ class LLMEngine(BaseContextEngine):
         )
         with observe_summary_call(self.model, prompt) as call:
             try:
-                text, usage = await self._ask(prompt, budget)
+                text, usage = await self._ask(prompt, budget, _secrets_given(span, focus))
             except (_SummaryUnavailable, SummaryAuthFailed) as exc:
                 call.failed(str(exc))
                 raise
             call.succeeded(usage)
             return text, usage
 
-    async def _ask(self, prompt: str, budget: int) -> tuple[str, Usage | None]:
-        """One summary call: the model's answer, checked (size and sections)."""
+    async def _ask(
+        self, prompt: str, budget: int, known: frozenset[str]
+    ) -> tuple[str, Usage | None]:
+        """One summary call: the model's answer, checked (size and sections) and redacted of
+        ``known``, the secrets the input held (what an echo could hand back without its label)."""
         import openai  # deferred: the openai package takes most of a cold start
 
         client = self._ensure_client()
@@ -320,7 +323,6 @@ class LLMEngine(BaseContextEngine):
         content = getattr(message, "content", None)
         if not isinstance(content, str) or not content.strip():
             raise _SummaryUnavailable("empty summary")
-        known = _secrets_given(span, focus)  # what an echo could hand back without its label
         text = redact_for_model(_THINK.sub("", content).strip(), known)
         if len(text) > OVERSIZE_FACTOR * budget:
             limit = OVERSIZE_FACTOR * budget // CHARS_PER_TOKEN
