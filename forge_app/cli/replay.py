@@ -13,7 +13,7 @@ from rich.table import Table
 from forge_app.cli._chart import chart_format, render_chart
 from forge_app.cli._chart_axes import Sample
 from forge_app.cli.compacting import ensure_provider_valid
-from forge_app.cli.console import err
+from forge_app.cli.console import counted, err
 from forge_app.cli.history import opened_store, store_file
 from forge_app.cli.options import (
     AgentId,
@@ -143,9 +143,10 @@ def replay_summary(turns: Sequence[ReplayTurn]) -> str:
     recorded = last.recorded_tokens
     saved = max(0.0, (1 - int(last.tokens) / recorded) * 100) if recorded else 0.0
     return (
-        f"{len(turns)} turns, {count} compaction{'s' if count != 1 else ''}; final context "
-        f"{_tokens(last.tokens)} tokens in {last.messages} messages, against ~{recorded:,} "
-        f"tokens in {last.recorded_messages} messages without compaction ({saved:.0f}% smaller)"
+        f"{counted(len(turns), 'turn')}, {counted(count, 'compaction')}; final context "
+        f"{_tokens(last.tokens)} tokens in {counted(last.messages, 'message')}, against "
+        f"~{recorded:,} tokens in {counted(last.recorded_messages, 'message')} without "
+        f"compaction ({saved:.0f}% smaller)"
     )
 
 

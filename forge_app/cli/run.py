@@ -10,7 +10,7 @@ from typing import Annotated
 import anyio
 import typer
 
-from forge_app.cli.console import err, fail, out
+from forge_app.cli.console import counted, err, fail, out
 from forge_app.cli.history import opened_store, store_file
 from forge_app.cli.options import (
     AgentId,
@@ -133,8 +133,8 @@ def run_command(
     out.print(final_answer(conversation), markup=False, highlight=False)
     context = conversation.context
     err.print(
-        f"{conversation.turns} turn(s), {conversation.compactions} compaction(s); final context "
-        f"{conversation.token_count()} tokens in {len(context)} messages"
+        f"{counted(conversation.turns, 'turn')}, {counted(conversation.compactions, 'compaction')}"
+        f"; final context {conversation.token_count()} tokens in {counted(len(context), 'message')}"
     )
     if output is not None:
         write_transcript(output, Transcript(context))

@@ -31,7 +31,7 @@ _ROW = re.compile(r"^│ +(\d+) │ +(\d+) │ +~?([\d,]+) │ +~([\d,]+) │ [�
 _EVENT = re.compile(r"● \d+\.\.\d+ ([\d,]+)→([\d,]+)")
 _THRESHOLD = re.compile(r"┃ │ = ([\d,]+) +┃")
 _SUMMARY = re.compile(
-    r"(\d+) turns, (\d+) compactions?; final context ~?([\d,]+) tokens in \d+ messages, "
+    r"(\d+) turns?, (\d+) compactions?; final context ~?([\d,]+) tokens in \d+ messages?, "
     r"against ~([\d,]+) tokens"
 )
 
