@@ -14,7 +14,6 @@ from forge_app.cli.compacting import compact_transcript
 from forge_app.cli.console import err
 from forge_app.cli.replay import replay_summary, replay_turns, timeline_chart, timeline_table
 from forge_app.cli.report import metrics_table
-from forge_app.compaction._compactor import is_summary_message
 from forge_app.errors import OutputNotWritten
 from forge_app.files._agents import parse_agents
 from forge_app.files._atomic import check_outputs
@@ -70,6 +69,8 @@ def demo_inputs() -> tuple[Transcript, Agent]:
 
 def _summary_preview(transcript: Transcript) -> str:
     """The first lines of the transcript's summary message (a manual compaction writes one)."""
+    from forge_app.compaction import is_summary_message
+
     for message in transcript.context:
         if is_summary_message(message):
             lines = message.text.splitlines()

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -25,14 +25,10 @@ from rich.table import Table
 from forge_app.cli.console import err
 from forge_app.cli.options import StoreOption
 from forge_app.files._atomic import STDIO, check_outputs, write_text_atomic
-from forge_app.store import (
-    ConversationRecorder,
-    SessionStore,
-    StoredMessage,
-    open_store,
-    parse_store_url,
-)
-from forge_domain import Agent
+
+if TYPE_CHECKING:  # the store is imported only by a command given one (start-up time)
+    from forge_app.store import ConversationRecorder, SessionStore, StoredMessage
+    from forge_domain import Agent
 
 STORE_ENV = "FORGE_COMPACT_STORE"
 """The store ``history`` uses when ``--store`` is not given."""
@@ -61,6 +57,8 @@ def store_file(url: str | None) -> str | None:
     """
     if url is None:
         return None
+    from forge_app.store import parse_store_url
+
     parsed = parse_store_url(url)
     return parsed.target if parsed.dialect == "sqlite" else None
 
@@ -71,6 +69,8 @@ def opened_store(url: str | None) -> Iterator[SessionStore | None]:
     if url is None:
         yield None
         return
+    from forge_app.store import open_store
+
     with open_store(url) as store:
         yield store
 
@@ -84,6 +84,8 @@ def stored_conversation(
         if store is None:
             yield None
             return
+        from forge_app.store import ConversationRecorder
+
         stem = Path(source).stem if source != STDIO else "stdin"
         recorder = ConversationRecorder.start(store, f"{stem}-{uuid.uuid4().hex[:8]}", agent.id)
         yield recorder
@@ -91,6 +93,8 @@ def stored_conversation(
 
 
 def _history_store(url: str | None) -> SessionStore:
+    from forge_app.store import open_store
+
     chosen = url or default_store_url()
     if url is None and chosen.startswith("sqlite:///"):
         Path(chosen.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)

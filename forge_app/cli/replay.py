@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
 from rich.table import Table
 
-from forge_app.cli._chart import chart_format, render_chart
-from forge_app.cli._chart_axes import Sample
 from forge_app.cli.compacting import ensure_provider_valid
 from forge_app.cli.console import counted, err
 from forge_app.cli.history import opened_store, store_file
@@ -33,11 +31,13 @@ from forge_app.files._transcripts import (
     write_text_atomic,
     write_transcript,
 )
-from forge_app.runtime._dispatch import discover_plugins
-from forge_app.runtime._replay import Replay, ReplayTurn
-from forge_app.store import SessionStore
 from forge_domain import Agent, CompactionResult, TokenCount
 from forge_domain.token_count import TokenMeter
+
+if TYPE_CHECKING:  # the runtime, the store and the charts load when a command uses them
+    from forge_app.cli._chart_axes import Sample
+    from forge_app.runtime._replay import Replay, ReplayTurn
+    from forge_app.store import SessionStore
 
 BAR_WIDTH = 20
 
@@ -49,6 +49,9 @@ async def replay_turns(
     meter: TokenMeter | None = None,
 ) -> tuple[list[ReplayTurn], Replay]:
     """Replay ``transcript`` under ``agent`` (entry-point plugins observe it too)."""
+    from forge_app.runtime._dispatch import discover_plugins
+    from forge_app.runtime._replay import Replay
+
     session = Replay(
         transcript.context, agent, plugins=discover_plugins(), store=store, meter=meter
     )
@@ -71,6 +74,8 @@ def chart_samples(turns: Sequence[ReplayTurn]) -> tuple[list[Sample], list[Sampl
     size at the end of the turn (the table's ``tokens``); the baseline is the
     recording's size at the end of each turn (the table's ``uncompacted``).
     """
+    from forge_app.cli._chart_axes import Sample
+
     samples: list[Sample] = []
     for turn in turns:
         for _, compaction in _compactions(turn):
@@ -87,6 +92,8 @@ def timeline_chart(path: Path, turns: Sequence[ReplayTurn], threshold: int, titl
     Raises:
         ChartFormatUnsupported: any other suffix.
     """
+    from forge_app.cli._chart import render_chart
+
     samples, baseline = chart_samples(turns)
     return render_chart(path, samples, threshold=threshold, title=title, baseline=baseline)
 
@@ -176,6 +183,8 @@ def replay_command(
     Prints a timeline of context size per turn with every compaction marked.
     """
     if chart is not None:
+        from forge_app.cli._chart import chart_format
+
         chart_format(chart)
     check_outputs([output, json_metrics, chart, store_file(store)], inputs=[session, agent])
     chosen = resolve_agent(agent, agent_id)
