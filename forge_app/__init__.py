@@ -4,6 +4,8 @@ The layers are packages, each importing only those below it (an import-linter
 contract checks it)::
 
     forge_app.cli          the forge-compact command (its only user)
+    forge_app.adapters     pydantic-ai, LangChain and Agents SDK adapters (extras)
+    forge_app.evaluation   what ``forge-compact eval`` measures
     forge_app.runtime      orchestrator, model, tools, hooks and events, replay
     forge_app.files        agent files, transcript files, atomic writes
     forge_app.compaction   compactor, engines (frame, llm), tiers, pruning
@@ -12,7 +14,9 @@ contract checks it)::
     forge_app.errors       the error tree (used by every layer)
 
 This module re-exports what most users need; everything else is importable
-from its layer package.
+from its layer package. A name is imported from its module the first time it is
+read (``forge_app/_lazy.py``): a new export goes in the ``TYPE_CHECKING`` imports,
+``__all__`` and the ``_EXPORTS`` table.
 """
 
 from typing import TYPE_CHECKING
