@@ -25,8 +25,9 @@ from forge_domain import ForgeDomainError
 
 app = typer.Typer(
     name="forge-compact",
-    help="Keep LLM agent conversations inside their context window: compact OpenAI-format "
-    "transcripts from any agent, offline and provider-valid.",
+    help="Keep LLM agent conversations inside their context window: compact transcripts from "
+    "any agent (OpenAI chat, Anthropic Messages, OpenAI Responses; Claude Code and Codex logs), "
+    "offline and provider-valid.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
@@ -60,7 +61,7 @@ def _options(
         bool, typer.Option("--log-json", help="Write log events as JSON lines.")
     ] = False,
 ) -> None:
-    """Compact, replay and validate agent transcripts (OpenAI chat format, any agent)."""
+    """Compact, replay and validate agent transcripts (three formats, any agent)."""
     level = {0: "warning", 1: "info"}.get(verbose, "debug")
     configure_logging("json" if log_json else "console", level=level)
 

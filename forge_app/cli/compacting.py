@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 from pydantic import BaseModel, ConfigDict
 
-from forge_app.compaction import close_engine, compress_with, resolve_engine
 from forge_app.errors import NotATranscript
 from forge_app.files._transcripts import Transcript
-from forge_app.store import ArchivingEngine, ConversationRecorder
 from forge_domain import (
     Agent,
     BudgetStatus,
@@ -30,6 +28,9 @@ from forge_domain import (
 )
 from forge_domain.formats import find_format_violations
 from forge_domain.token_count import CHARS_METER, TokenMeter
+
+if TYPE_CHECKING:
+    from forge_app.store import ConversationRecorder
 
 Trigger = Literal["threshold", "forced", "none"]
 """Why a compaction ran: a configured trigger fired, ``--force`` (which takes precedence), or
@@ -95,6 +96,8 @@ async def _compress(
 
     None when ``mode`` is ``automatic`` and none of the engine's triggers fires.
     """
+    from forge_app.compaction import close_engine, compress_with
+
     try:
         if mode == "automatic" and not engine.should_compress(context, meter.count(context)):
             return None
@@ -132,10 +135,14 @@ def compact_transcript(
     compaction archived; the output names the refs of what was replaced. ``meter``
     counts for the token trigger and the metrics (``compact.tokenizer``; default chars/4).
     """
+    from forge_app.compaction import resolve_engine  # imported when used: start-up time
+
     ensure_provider_valid(transcript, source)
     context = transcript.context
     engine: ContextEngine = resolve_engine(agent)
     if recorder is not None:
+        from forge_app.store import ArchivingEngine
+
         recorder.sync(context)
         engine = ArchivingEngine(engine, recorder)
     started = time.perf_counter()

@@ -17,6 +17,11 @@ out = Console(highlight=False, soft_wrap=True)
 """Machine-readable output."""
 
 
+def counted(count: int, noun: str) -> str:
+    """``count`` and ``noun`` in the number it takes: ``1 message``, ``2 messages``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 MAX_ERROR_CHARS = 600
 """The longest error line printed (a longer message is cut, saying how much was left out)."""
 

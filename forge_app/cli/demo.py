@@ -15,7 +15,6 @@ from forge_app.cli.console import err
 from forge_app.cli.replay import replay_summary, replay_turns, timeline_chart, timeline_table
 from forge_app.cli.report import metrics_table
 from forge_app.cli.report_page import build_report
-from forge_app.compaction._compactor import is_summary_message
 from forge_app.errors import OutputNotWritten
 from forge_app.files._agents import parse_agents
 from forge_app.files._atomic import check_outputs
@@ -70,16 +69,17 @@ def demo_inputs() -> tuple[Transcript, Agent]:
     )
 
 
-def _summary_preview(transcript: Transcript, engine: str) -> str:
+def _summary_preview(transcript: Transcript) -> str:
+    """The first lines of the transcript's summary message (a manual compaction writes one)."""
+    from forge_app.compaction import is_summary_message
+
     for message in transcript.context:
         if is_summary_message(message):
             lines = message.text.splitlines()
             more = len(lines) - PREVIEW_LINES
             shown = "\n".join(lines[:PREVIEW_LINES])
             return shown + (f"\n… ({more} more lines)" if more > 0 else "")
-    if engine == "prune":
-        return "(no summary message: pruning old tool outputs was enough)"
-    return "(no summary message: nothing was compacted)"
+    return "(no summary message: the summary would not have been smaller than what it replaces)"
 
 
 def demo_command(
@@ -105,11 +105,15 @@ def demo_command(
         f"eviction_window {compact.eviction_window}, retention_window {compact.retention_window})."
     )
     err.print()
-    err.print(Rule("1. compact: the whole transcript at once", align="left"))
-    compacted, metrics = compact_transcript(transcript, agent, source=f"bundled {SESSION}")
+    err.print(
+        Rule("1. compact --force: the whole transcript at once (a manual /compact)", align="left")
+    )
+    compacted, metrics = compact_transcript(
+        transcript, agent, source=f"bundled {SESSION}", mode="manual"
+    )
     err.print(metrics_table(metrics))
     err.print("\n[bold]The summary message starts:[/bold]")
-    err.print(_summary_preview(compacted, metrics.engine), markup=False, highlight=False)
+    err.print(_summary_preview(compacted), markup=False, highlight=False)
     err.print()
     err.print(Rule("2. replay: turn by turn through hooks and CompactionHandler", align="left"))
     turns, replayed = anyio.run(replay_turns, transcript, agent)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
@@ -17,11 +17,13 @@ from forge_app.cli.options import (
     resolve_agent,
     tokenizer_loader,
 )
-from forge_app.evaluation import SessionEval, evaluate
 from forge_app.files._atomic import check_outputs
 from forge_app.files._tokenizer import TokenizerLoader
 from forge_app.files._transcripts import FileFormat, read_transcript, write_text_atomic
 from forge_domain import Agent
+
+if TYPE_CHECKING:  # the evaluation layer loads when `eval` runs (start-up time)
+    from forge_app.evaluation import SessionEval
 
 DEFAULT_WINDOWS = "8000,16000,32000"
 KINDS = ("task", "asks", "modified_paths", "failures", "last_error")
@@ -112,6 +114,8 @@ async def _evaluate_all(
     fmt: FileFormat | None = None,
     loader: TokenizerLoader | None = None,
 ) -> list[SessionEval]:
+    from forge_app.evaluation import evaluate
+
     rows = []
     loader = loader or TokenizerLoader(agent.compact.tokenizer)
     for path in sessions:

@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -26,16 +26,10 @@ from forge_app.cli.console import err, out
 from forge_app.cli.options import StoreOption
 from forge_app.errors import StoreError
 from forge_app.files._atomic import STDIO, check_outputs, write_text_atomic
-from forge_app.store import (
-    ConversationRecorder,
-    SessionStore,
-    StoredMessage,
-    new_conversation_id,
-    open_store,
-    parse_store_url,
-    redact_url,
-)
-from forge_domain import Agent
+
+if TYPE_CHECKING:  # the store is imported only by a command given one (start-up time)
+    from forge_app.store import ConversationRecorder, SessionStore, StoredMessage
+    from forge_domain import Agent
 
 STORE_ENV = "FORGE_COMPACT_STORE"
 """The store ``history`` uses when ``--store`` is not given."""
@@ -66,6 +60,8 @@ def store_file(url: str | None) -> str | None:
     """
     if url is None:
         return None
+    from forge_app.store import parse_store_url
+
     parsed = parse_store_url(url)
     return parsed.target if parsed.dialect == "sqlite" else None
 
@@ -76,6 +72,8 @@ def _open(url: str, *, create: bool = True) -> SessionStore:
     Raises:
         StoreError: the variable is not a positive number of seconds.
     """
+    from forge_app.store import open_store, redact_url
+
     text = os.environ.get(DEADLINE_ENV, "").strip()
     if not text:
         return open_store(url, create=create)
@@ -115,6 +113,8 @@ def stored_conversation(
         if store is None:
             yield None
             return
+        from forge_app.store import ConversationRecorder, new_conversation_id
+
         named = new_conversation_id(source_stem(source))
         recorder = ConversationRecorder.start(store, named, agent.id)
         yield recorder

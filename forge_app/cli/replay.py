@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
 from rich.table import Table
 
-from forge_app.cli._chart import chart_format, render_chart
-from forge_app.cli._chart_axes import Sample
 from forge_app.cli._otel import otlp_telemetry
 from forge_app.cli.compacting import ensure_provider_valid
-from forge_app.cli.console import err
+from forge_app.cli.console import counted, err
 from forge_app.cli.history import opened_store, source_stem, store_file
 from forge_app.cli.options import (
     AgentId,
@@ -36,11 +34,14 @@ from forge_app.files._transcripts import (
     write_text_atomic,
     write_transcript,
 )
-from forge_app.runtime._dispatch import NamedPlugin, discover_plugins
-from forge_app.runtime._replay import Replay, ReplayTurn
-from forge_app.store import SessionStore, new_conversation_id
 from forge_domain import Agent, CompactionResult, TokenCount
 from forge_domain.token_count import TokenMeter
+
+if TYPE_CHECKING:  # the runtime, the store and the charts load when a command uses them
+    from forge_app.cli._chart_axes import Sample
+    from forge_app.runtime._dispatch import NamedPlugin
+    from forge_app.runtime._replay import Replay, ReplayTurn
+    from forge_app.store import SessionStore
 
 BAR_WIDTH = 20
 
@@ -54,6 +55,9 @@ async def replay_turns(
     conversation_id: str | None = None,
 ) -> tuple[list[ReplayTurn], Replay]:
     """Replay ``transcript`` under ``agent`` (entry-point plugins and ``observers`` observe it)."""
+    from forge_app.runtime._dispatch import discover_plugins
+    from forge_app.runtime._replay import Replay
+
     session = Replay(
         transcript.context,
         agent,
@@ -88,6 +92,8 @@ def chart_samples(turns: Sequence[ReplayTurn]) -> tuple[list[Sample], list[Sampl
     size at the end of the turn (the table's ``tokens``); the baseline is the
     recording's size at the end of each turn (the table's ``uncompacted``).
     """
+    from forge_app.cli._chart_axes import Sample
+
     samples: list[Sample] = []
     for turn in turns:
         for _, compaction in _compactions(turn):
@@ -104,6 +110,8 @@ def timeline_chart(path: Path, turns: Sequence[ReplayTurn], threshold: int, titl
     Raises:
         ChartFormatUnsupported: any other suffix.
     """
+    from forge_app.cli._chart import render_chart
+
     samples, baseline = chart_samples(turns)
     return render_chart(path, samples, threshold=threshold, title=title, baseline=baseline)
 
@@ -160,9 +168,10 @@ def replay_summary(turns: Sequence[ReplayTurn]) -> str:
     recorded = last.recorded_tokens
     saved = max(0.0, (1 - int(last.tokens) / recorded) * 100) if recorded else 0.0
     return (
-        f"{len(turns)} turns, {count} compaction{'s' if count != 1 else ''}; final context "
-        f"{_tokens(last.tokens)} tokens in {last.messages} messages, against ~{recorded:,} "
-        f"tokens in {last.recorded_messages} messages without compaction ({saved:.0f}% smaller)"
+        f"{counted(len(turns), 'turn')}, {counted(count, 'compaction')}; final context "
+        f"{_tokens(last.tokens)} tokens in {counted(last.messages, 'message')}, against "
+        f"~{recorded:,} tokens in {counted(last.recorded_messages, 'message')} without "
+        f"compaction ({saved:.0f}% smaller)"
     )
 
 
@@ -193,12 +202,16 @@ def replay_command(
     Prints a timeline of context size per turn with every compaction marked.
     """
     if chart is not None:
+        from forge_app.cli._chart import chart_format
+
         chart_format(chart)
     check_outputs([output, json_metrics, chart, store_file(store)], inputs=[session, agent])
     chosen = resolve_agent(agent, agent_id)
     transcript = read_transcript(session, fmt)
     ensure_provider_valid(transcript, session)
     meter = tokenizer_loader(tokenizer, chosen).meter(model=chosen.model, fmt=transcript.format)
+    from forge_app.store import new_conversation_id
+
     with opened_store(store) as session_store, otlp_telemetry(otel, chosen):
         named = new_conversation_id(source_stem(session))
         turns, replayed = anyio.run(

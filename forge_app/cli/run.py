@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
 
 from forge_app.cli._otel import otlp_telemetry
-from forge_app.cli.console import err, fail, out
+from forge_app.cli.console import counted, err, fail, out
 from forge_app.cli.history import opened_store, store_file
 from forge_app.cli.options import (
     AgentId,
@@ -24,12 +24,12 @@ from forge_app.cli.options import (
 from forge_app.errors import EndpointNotConfigured
 from forge_app.files._atomic import check_outputs
 from forge_app.files._transcripts import Transcript, write_transcript
-from forge_app.runtime._conversation import Conversation
-from forge_app.runtime._dispatch import discover_plugins
-from forge_app.runtime._hookspecs import hookimpl
-from forge_app.runtime._model import OpenAIChatModel
-from forge_app.runtime._orchestrator import Orchestrator, RetryPolicy
+from forge_app.runtime._retry import RetryPolicy
 from forge_domain import Agent, Role
+
+if TYPE_CHECKING:  # the agent loop is imported when the command runs (start-up time)
+    from forge_app.runtime._conversation import Conversation
+    from forge_app.runtime._orchestrator import Orchestrator
 
 API_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -53,22 +53,6 @@ def check_endpoint(agent: Agent, environ: Mapping[str, str]) -> None:
         raise EndpointNotConfigured(
             "model", f"no model configured: set `model:` in the agent file or {MODEL_ENV}"
         )
-
-
-class CompactionFailures:
-    """Counts the compactions of a run that could not complete (``compaction_failed``)."""
-
-    name = "run_compaction_failures"
-    """The name it is registered under, on the conversation's own hooks."""
-
-    def __init__(self) -> None:
-        """Start at zero."""
-        self.count = 0
-
-    @hookimpl
-    def forge_on_compaction_failed(self) -> None:
-        """Count one more."""
-        self.count += 1
 
 
 def final_answer(conversation: Conversation) -> str:
@@ -119,6 +103,11 @@ def run_command(
     check_outputs([output, store_file(store)], inputs=[agent_file])
     agent = resolve_agent(agent_file, agent_id)
     check_endpoint(agent, os.environ)
+    from forge_app.cli._run_hooks import CompactionFailures
+    from forge_app.runtime._dispatch import discover_plugins
+    from forge_app.runtime._model import OpenAIChatModel
+    from forge_app.runtime._orchestrator import Orchestrator
+
     with opened_store(store) as session_store, otlp_telemetry(otel, agent):
         orchestrator = Orchestrator(
             agent,
@@ -139,8 +128,8 @@ def run_command(
         out.print(answer, markup=False, highlight=False)
     context = conversation.context
     err.print(
-        f"{conversation.turns} turn(s), {conversation.compactions} compaction(s); final context "
-        f"{conversation.token_count()} tokens in {len(context)} messages"
+        f"{counted(conversation.turns, 'turn')}, {counted(conversation.compactions, 'compaction')}"
+        f"; final context {conversation.token_count()} tokens in {counted(len(context), 'message')}"
     )
     if output is not None:
         write_transcript(output, Transcript(context))

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from forge_app.cli.console import err, out
+from forge_app.cli.console import counted, err, out
 from forge_app.cli.options import FormatName, Session
 from forge_app.files._tokenizer import TokenizerChoice, load_tokenizer
 from forge_app.files._transcripts import read_transcript
@@ -54,11 +54,15 @@ def validate_command(
     count = len(context)
     if violations:
         err.print(
-            f"[red]invalid[/red] ({label}): {len(violations)} violation(s) in {count} messages"
+            f"[red]invalid[/red] ({label}): {counted(len(violations), 'violation')} in "
+            f"{counted(count, 'message')}"
         )
         raise typer.Exit(1)
     model = transcript.envelope.get("model")
     counter = load_tokenizer(tokenizer, model=model if isinstance(model, str) else None, fmt=form)
     size = context_tokens(context, counter.count)
     basis = f"provider usage + {counter.name}" if size.is_actual() else counter.name
-    err.print(f"[green]valid[/green] ({label}): {count} messages, {size.value:,} tokens ({basis})")
+    err.print(
+        f"[green]valid[/green] ({label}): {counted(count, 'message')}, {size.value:,} tokens "
+        f"({basis})"
+    )

@@ -32,7 +32,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import anyio
 import structlog
-from pydantic import BaseModel, ConfigDict, Field
 from tenacity import (
     AsyncRetrying,
     RetryCallState,
@@ -64,6 +63,7 @@ from forge_app.runtime._events import (
     TurnEndEvent,
 )
 from forge_app.runtime._model import ChatModel, ModelRequest, ModelResponse, OpenAIChatModel
+from forge_app.runtime._retry import RetryPolicy
 from forge_app.runtime._telemetry import telemetry_plugin
 from forge_app.runtime._tools import EngineTools, ToolExecutor, ToolRegistry
 from forge_app.runtime.plugins import CompactionHandler, LoggingPlugin
@@ -96,22 +96,6 @@ def default_engine(agent: Agent) -> ContextEngine:
     from forge_app.compaction._registry import resolve_engine
 
     return resolve_engine(agent)
-
-
-class RetryPolicy(BaseModel):
-    """How transient provider errors (429, 5xx, timeouts) are retried."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    attempts: int = Field(default=4, ge=1)
-    """Calls in total, the first one included."""
-    initial_delay: float = Field(default=0.5, ge=0.0)
-    """Scale of the exponential backoff, in seconds (full jitter)."""
-    max_delay: float = Field(default=8.0, ge=0.0)
-    """Longest wait between two calls, in seconds."""
-    deadline: float = Field(default=600.0, gt=0.0)
-    """Seconds one turn's provider call may take in total, every attempt and wait
-    included (a provider that hangs or trickles its answer costs no more)."""
 
 
 def _settle(conversation: Conversation) -> None:

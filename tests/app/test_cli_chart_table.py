@@ -17,6 +17,8 @@ import pytest
 from forge_app.cli._chart import timeline_svg
 from forge_app.cli._chart_axes import Sample, axes_for
 from forge_app.cli._chart_png import timeline_png
+from forge_app.compaction import is_summary_message
+from forge_app.files import read_transcript
 from tests.app.test_cli import forge, needs_sessions
 from tests.sessions import SESSIONS
 
@@ -29,7 +31,7 @@ _ROW = re.compile(r"^│ +(\d+) │ +(\d+) │ +~?([\d,]+) │ +~([\d,]+) │ [�
 _EVENT = re.compile(r"● (?:pruned )?\d+\.\.\d+ ([\d,]+)→([\d,]+)")
 _THRESHOLD = re.compile(r"┃ │ = ([\d,]+) +┃")
 _SUMMARY = re.compile(
-    r"(\d+) turns, (\d+) compactions?; final context ~?([\d,]+) tokens in \d+ messages, "
+    r"(\d+) turns?, (\d+) compactions?; final context ~?([\d,]+) tokens in \d+ messages?, "
     r"against ~([\d,]+) tokens"
 )
 
@@ -170,13 +172,27 @@ def test_demo_chart_shows_the_numbers_of_the_table(tmp_path):
     assert actual == expected, result.stderr
 
 
-def test_demo_says_why_there_is_no_summary_message(tmp_path):
+def test_demo_shows_the_summary_its_manual_compaction_writes(tmp_path):
     result = forge("demo", "-o", tmp_path)
+    compacted = read_transcript(tmp_path / "compacted.json").context
+    summaries = [message.text for message in compacted if is_summary_message(message)]
+    start = result.stderr.split("The summary message starts:", 1)[-1]
     engine = re.search(r"engine (\w+)", result.stderr)
-    actual = (
-        result.returncode,
-        engine.group(1) if engine else None,
-        "(no summary message: pruning old tool outputs was enough)" in result.stderr,
-        "nothing was compacted" in result.stderr,
-    )
-    assert actual == (0, "prune", True, False), result.stderr
+    actual = {
+        "status": result.returncode,
+        "engine": engine.group(1) if engine else None,
+        "one summary written": len(summaries),
+        "its first line printed": summaries[:1] and summaries[0].split(" condensed")[0] in start,
+        "its heading printed": "## Summary" in start,
+        "messages": re.search(r"│ messages │ +(\d+) │ +(\d+) │", result.stderr).groups(),
+    }
+    expected = {
+        "status": 0,
+        "engine": "frame",
+        "one summary written": 1,
+        "its first line printed": True,
+        "its heading printed": True,
+        "messages": ("28", str(len(compacted))),
+    }
+    assert actual == expected, result.stderr
+    assert len(compacted) < 28

@@ -204,3 +204,20 @@ def test_cli_batch_recursive_glob_keeps_same_named_files_apart(tmp_path):
     result = forge("batch", "**/s.json", "-o", "out", "--force", cwd=tmp_path)
     written = sorted(str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*"))
     assert (result.returncode, written) == (0, ["b", "b/s.json", "metrics.jsonl", "s.json"])
+
+
+def test_cli_counts_one_of_a_thing_in_the_singular(tmp_path):
+    session = tmp_path / "one.json"
+    session.write_text(json.dumps([{"role": "user", "content": "hi"}]))
+    turn = tmp_path / "turn.json"
+    turn.write_text(
+        json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}])
+    )
+    validated = forge("validate", session)
+    replayed = forge("replay", turn)
+    actual = (
+        "valid (openai): 1 message," in validated.stderr,
+        "1 turn, 0 compactions; final context ~" in replayed.stderr,
+        "messages" in replayed.stderr.split("final context", 1)[-1].split(",")[0],
+    )
+    assert actual == (True, True, True), validated.stderr + replayed.stderr

@@ -18,6 +18,7 @@ from forge_domain import (
     ToolResult,
 )
 from forge_domain.validation import find_violations
+from tests.profiles import examples
 
 TOOLS = [
     ("bash", '{"command": "pytest -x tests/test_%d.py"}'),
@@ -93,7 +94,7 @@ def _same_but_carried_reasoning(before: ContextMessage, after: ContextMessage) -
     )
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(transcripts(), strategies)
 def test_compaction_output_is_valid_smaller_and_keeps_tail(context, strategy):
     outcome = Compactor(Compact()).compact(context, strategy)
@@ -109,7 +110,7 @@ def test_compaction_output_is_valid_smaller_and_keeps_tail(context, strategy):
     )
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(transcripts(), st.integers(min_value=0, max_value=12))
 def test_compaction_is_identity_when_nothing_is_compactable(context, keep):
     strategy = CompactionStrategy.retain(keep)

@@ -21,6 +21,7 @@ from forge_domain.formats import find_format_violations
 from forge_domain.openai_format import message_to_openai
 from tests.app.test_cli import forge
 from tests.app.test_formats_fixtures import claude_code_messages, codex_items
+from tests.profiles import examples
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "formats"
 CLAUDE = FIXTURES / "claude-code-representative.jsonl"
@@ -223,7 +224,7 @@ def _texts(n: int) -> list:
     length=st.integers(min_value=0, max_value=8),
     new=st.integers(min_value=0, max_value=3),
 )
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_every_other_event_survives_any_replacement_in_order(start, length, new):
     text = _longer(CODEX, 3)
     records = [json.loads(line) for line in text.split("\n") if line.strip()]

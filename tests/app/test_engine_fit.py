@@ -13,6 +13,7 @@ from forge_app.compaction._fit import CUT_MARKER, MIN_KEPT_CHARS, cut_to_fit, ir
 from forge_domain import Compact, Context, TextMessage, ToolCall, ToolResult
 from forge_domain.testing import pattern_of
 from forge_domain.validation import find_violations
+from tests.profiles import examples
 
 
 def session(*outputs: int, task: int = 40, system: int = 40) -> Context:
@@ -111,7 +112,7 @@ def test_cut_marker_says_how_much_was_removed():
     assert (abs(count - removed) < 30, len(actual) >= MIN_KEPT_CHARS) == (True, True)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     outputs=st.lists(st.integers(min_value=0, max_value=30_000), min_size=1, max_size=12),
     budget=st.integers(min_value=200, max_value=20_000),

@@ -29,6 +29,7 @@ from forge_app.files._transcripts import read_transcript
 from forge_domain.validation import find_violations
 from tests.app.hostile_inputs import DOCUMENTS, VALID
 from tests.app.test_cli import forge
+from tests.profiles import examples
 
 ERROR_PREFIX = "forge-compact: error: "
 AGENT = "agents:\n  - id: a\n    compact:\n      token_threshold: 200\n      retention_window: 2\n"
@@ -94,7 +95,7 @@ _COMMANDS = st.sampled_from(
 )
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow])
 @given(document=DOCUMENTS, command=_COMMANDS)
 def test_cli_on_malformed_transcripts_keeps_its_promises(document, command):
     with tempfile.TemporaryDirectory() as name:
@@ -159,7 +160,7 @@ _ARGUMENT = st.sampled_from(
 ) | st.text(alphabet=st.characters(blacklist_characters="\x00"), max_size=12)
 
 
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow])
 @given(
     command=st.sampled_from(["compact", "replay", "validate", "eval"]),
     arguments=st.lists(_ARGUMENT, max_size=6),

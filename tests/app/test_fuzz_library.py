@@ -34,8 +34,9 @@ from forge_domain import (
 )
 from forge_domain.validation import find_violations
 from tests.app.hostile_inputs import DOCUMENTS, JSON_VALUES, MESSAGE
+from tests.profiles import examples
 
-_SETTINGS = settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
+_SETTINGS = settings(max_examples=examples(100), suppress_health_check=[HealthCheck.too_slow])
 
 
 @_SETTINGS

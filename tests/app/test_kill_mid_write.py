@@ -21,8 +21,8 @@ import pytest
 from benchmarks.generator import generate_session
 from tests.app.test_cli import _script
 
-MESSAGES = 12_000
-"""Size of the generated session (about 12 MB of JSON)."""
+MESSAGES = 5_000
+"""Size of the generated session (about 5 MB of JSON)."""
 KILLS = 8
 """Kill points spread over one full run."""
 AGENT = "agents:\n  - id: big\n    context_length: 100000000\n"

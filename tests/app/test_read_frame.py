@@ -44,6 +44,7 @@ from forge_domain import (
 )
 from forge_domain.summary import SummaryItem
 from forge_domain.summary_tools import TOOL_KIND_TABLE, SummaryTool
+from tests.profiles import examples
 
 FRAME = SummaryFrame()
 
@@ -342,13 +343,13 @@ blocks = st.builds(
 summaries = st.lists(blocks, max_size=4).map(lambda b: ContextSummary(blocks=tuple(b)))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(summaries)
 def test_read_frame_of_a_rendered_summary_gives_it_back(summary):
     assert read_frame(FRAME.render(summary)) == summary
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     summaries, st.integers(min_value=0), st.sampled_from(["", "x", "`", "\n", "**", "- [", "\n\n"])
 )

@@ -42,6 +42,7 @@ from forge_domain.summary_tools import (
     TodoWriteTool,
     UndoTool,
 )
+from tests.profiles import examples
 
 FRAME = SummaryFrame()
 
@@ -429,7 +430,7 @@ def _is_exhausted(summary: ContextSummary) -> bool:
 budgets = st.integers(min_value=400, max_value=20_000)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(long_summaries(), budgets)
 def test_fit_summary_fits_whenever_possible(summary, max_chars):
     fitted, text = fit_summary(summary, FRAME.render, max_chars)
@@ -437,7 +438,7 @@ def test_fit_summary_fits_whenever_possible(summary, max_chars):
     assert actual == (True, True)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(long_summaries(), budgets)
 def test_fit_summary_keeps_changes_and_the_last_error_and_counts_what_it_drops(summary, max_chars):
     fitted, _ = fit_summary(summary, FRAME.render, max_chars)
@@ -450,7 +451,7 @@ def test_fit_summary_keeps_changes_and_the_last_error_and_counts_what_it_drops(s
     assert actual == expected
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(long_summaries(), budgets)
 def test_fit_summary_drops_asks_only_the_oldest_and_only_when_cut_ones_do_not_fit(
     summary, max_chars
@@ -489,7 +490,7 @@ def _is_suffix(kept: list[object], of: list[object]) -> bool:
     return kept == of[len(of) - len(kept) :]
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(long_summaries(), budgets)
 def test_fit_summary_drops_the_oldest_first_narration_then_lines_then_errors_then_cuts_asks(
     summary, max_chars

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from forge_domain import Context, InvalidTranscript, Role, TextMessage, ToolCall, ToolResult
 from forge_domain.testing import pattern, pattern_messages
 from forge_domain.validation import Violation, ensure_valid, find_violations, is_valid
+from tests.profiles import examples
 
 PATTERN_CASES = [
     ("sutrua", "openai", []),
@@ -175,7 +176,7 @@ def _near_valid_patterns(draw: st.DrawFn) -> str:
     return letters[:at] + new + letters[at + cut :]
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(
     st.lists(_MESSAGES, max_size=9)
     | _VALID_PATTERNS.map(pattern_messages)

@@ -32,7 +32,7 @@ def test_readme_orchestrator_loop_runs_offline():
 
     lines = result.stdout.splitlines()
     assert re.fullmatch(r"preflight: \d+ -> \d+ tokens", lines[0]), result.stdout
-    assert lines[-1] == "divide() now checks b. (1 compactions)"
+    assert lines[-1] == "divide() now checks b. (compactions: 1)"
 
 
 def test_readme_pydantic_ai_snippet_builds_an_agent(monkeypatch):

@@ -1,0 +1,25 @@
+"""How a turn's provider call is retried, and how long it may take in all.
+
+Its own module so that ``forge-compact run`` can show the default deadline in its
+``--help`` without importing the agent loop (start-up time).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RetryPolicy(BaseModel):
+    """How transient provider errors (429, 5xx, timeouts) are retried."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    attempts: int = Field(default=4, ge=1)
+    """Calls in total, the first one included."""
+    initial_delay: float = Field(default=0.5, ge=0.0)
+    """Scale of the exponential backoff, in seconds (full jitter)."""
+    max_delay: float = Field(default=8.0, ge=0.0)
+    """Longest wait between two calls, in seconds."""
+    deadline: float = Field(default=600.0, gt=0.0)
+    """Seconds one turn's provider call may take in total, every attempt and wait
+    included (a provider that hangs or trickles its answer costs no more)."""
