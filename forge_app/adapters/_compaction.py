@@ -30,6 +30,7 @@ from anyio.from_thread import BlockingPortal, start_blocking_portal
 
 from forge_app.compaction import close_engine, resolve_engine
 from forge_app.runtime.plugins._compaction import RETRY_GROWTH
+from forge_app.summary import read_frame
 from forge_domain.agent import Agent
 from forge_domain.compact import Compact
 from forge_domain.context import Context
@@ -49,6 +50,18 @@ SUMMARIES_REMEMBERED = 16
 A frame of the default template would fold without it (the engines read its text back,
 ``forge_app.summary._read_frame``); a model-written summary (the ``llm`` engine) would
 not: its text is prose, and only this keeps the frame of facts it was checked against."""
+
+
+def load_templates() -> None:
+    """Read and compile the bundled frame template now, once per process.
+
+    A compaction renders frames and reads earlier ones back; both use the bundled template,
+    cached after its first use. Loading it here, where an adapter is imported or built,
+    keeps that first read off the event loop: blocking-call detectors (blockbuster, run by
+    LangChain's and pydantic-ai's test suites and by ``langgraph dev``) stop a run that
+    reads a file on the loop.
+    """
+    read_frame("")
 
 
 def adapter_agent(settings: Agent | Compact | None, context_length: int | None = None) -> Agent:
@@ -148,6 +161,7 @@ class HistoryCompactor(Closing):
         ineffective compaction. A ``context_length`` given here reaches it, as the live
         loop's handler tells its engine the model's window (``engine.update_model``).
         """
+        load_templates()
         self.agent = adapter_agent(settings, context_length)
         """The agent whose settings apply."""
         self.engine: ContextEngine = (

@@ -42,7 +42,7 @@ from langchain_core.messages import (
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
-from forge_app.adapters._compaction import Closing, HistoryCompactor, adapter_agent
+from forge_app.adapters._compaction import Closing, HistoryCompactor, adapter_agent, load_templates
 from forge_app.adapters._convert import (
     Added,
     Head,
@@ -63,6 +63,8 @@ from forge_domain.result import CompactionResult
 from forge_domain.usage import Usage
 
 __all__ = ["ForgeCompactionMiddleware"]  # ContextSize: documentation of the trigger type
+
+load_templates()  # the one file a compaction reads, read here: an adapter may be built on a loop
 
 ContextSize: TypeAlias = tuple[Literal["tokens", "messages", "fraction"], int | float]
 """LangChain's sizes: ``("tokens", 4000)``, ``("messages", 50)``, ``("fraction", 0.8)``."""
