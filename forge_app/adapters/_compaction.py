@@ -238,6 +238,35 @@ class HistoryCompactor(Closing):
             return compacted
         return Context([*compacted, last], usage_floor=len(compacted) + 1)  # its usage: stale
 
+    async def compact_before(self, context: Context, cut: int) -> Context | None:
+        """``context`` with its messages before ``cut`` summarised and the rest kept as they are.
+
+        The caller has decided that a compaction is due and where the verbatim tail starts
+        (LangChain's ``keep``); the engine compacts the part before it in ``forced`` mode
+        (head, summary, and the agent's retention window, 0 for the LangChain middleware).
+        None when nothing before ``cut`` could be compacted (only the head and user messages
+        before the first answer: the task is never summarised) or the part before it is not
+        provider-valid (logged as ``compaction_skipped``).
+
+        Raises:
+            ForgeAppError: the engine failed (``CompactionFailed`` …); nothing was changed.
+        """
+        before = Context(context[:cut])
+        violations = find_violations(before)
+        if violations:
+            _log.warning(
+                "compaction_skipped", reason="history not provider-valid", first=str(violations[0])
+            )
+            return None
+        outcome = await self.engine.compress(before, mode="forced")
+        if not outcome.changed():
+            return None
+        self.compactions.append(outcome.result)
+        kept = context[cut:]  # their reported usage measured the history before: stale
+        compacted = Context([*outcome.context, *kept], usage_floor=len(outcome.context) + len(kept))
+        self._remember(compacted)
+        return compacted
+
     async def _compact(self, context: Context) -> Context | None:
         outcome = await self.engine.compress(context, mode="automatic")
         current = outcome.context if outcome.changed() else context
@@ -264,11 +293,17 @@ class HistoryCompactor(Closing):
         call until :meth:`close`, so the engine's HTTP connections stay usable. Any
         thread may call it, one that runs an event loop too (blocked meanwhile).
         """
+        return self._portal().call(self.compact, context)
+
+    def compact_before_blocking(self, context: Context, cut: int) -> Context | None:
+        """:meth:`compact_before` for synchronous code (see :meth:`compact_blocking`)."""
+        return self._portal().call(self.compact_before, context, cut)
+
+    def _portal(self) -> BlockingPortal:
         with self._loop_lock:
             if self._loop is None:
                 self._loop = _LoopThread(self)
-            portal = self._loop.portal
-        return portal.call(self.compact, context)
+            return self._loop.portal
 
     def close(self) -> None:
         """Release what the engine holds (the ``llm`` engine's HTTP client) and stop the loop.
