@@ -25,6 +25,7 @@ def blockbuster() -> Iterator[BlockBuster]:
 def pytest_configure(config: pytest.Config) -> None:
     """LangChain's ``requires`` marker: the test needs these packages installed."""
     config.addinivalue_line("markers", "requires(*packages): skipped when one is missing")
+    config.addinivalue_line("markers", "asyncio: pytest-asyncio's marker, run on anyio here")
 
 
 def _expected(item: pytest.Item) -> dict[str, str]:
@@ -38,17 +39,22 @@ def _expected(item: pytest.Item) -> dict[str, str]:
     return table
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> None:
+    """Async tests run on anyio (their suites use pytest-asyncio): marked before anyio's own
+    hook reads the marker, so that it runs them with the ``anyio_backend`` fixture."""
+    if inspect.iscoroutinefunction(obj) and collector.istestfunction(obj, name):  # type: ignore[attr-defined]
+        pytest.mark.anyio(obj)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Async tests run on anyio (their suites use pytest-asyncio's auto mode); a test that needs
-    a package that is not installed is skipped (LangChain's ``requires`` marker)."""
+    """A test that needs a package that is not installed is skipped (LangChain's ``requires``
+    marker)."""
     for item in items:
         requires = item.get_closest_marker("requires")
         missing = [p for p in requires.args if find_spec(p) is None] if requires else []
         if missing:
             item.add_marker(pytest.mark.skip(reason=f"needs {', '.join(missing)} (not installed)"))
-        function = getattr(item, "function", None)
-        if function is not None and inspect.iscoroutinefunction(function):
-            item.add_marker(pytest.mark.anyio)
 
 
 @pytest.hookimpl(tryfirst=True)
