@@ -10,10 +10,12 @@ touch go back as the original objects; the summary is a ``HumanMessage``
 marked ``lc_source: summarization`` as LangChain's own. An ``AIMessage`` and its
 ``ToolMessage`` results are summarised together or kept together.
 
-Triggers use LangChain's vocabulary: ``("tokens", N)``, ``("messages", N)``,
-``("fraction", F)`` of the model's window, or a list of them (any one fires);
-``keep=("messages", N)`` is the retention window. Everything else comes from the
-agent's ``compact:`` settings.
+Triggers and retention use LangChain's vocabulary whole (``_langchain_sizes``): a
+``ContextSize`` tuple, an AND ``TriggerClause`` mapping or a list of either (any fires),
+``None``/``[]`` never; ``keep`` in messages, tokens or a fraction of the window (20 messages by
+default); ``token_counter=``. The middleware decides when and where the kept tail starts; the
+agent's engine summarises everything before it. Everything else comes from the agent's
+``compact:`` settings.
 
 A sync agent's compactions run on the middleware's own event loop (a thread
 started on first use), the same for every call, so an HTTP client the engine
