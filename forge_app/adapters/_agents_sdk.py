@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, cast
 
 from anyio import to_thread
 
-from forge_app.adapters._compaction import AsyncClosing, HistoryCompactor, load_templates
+from forge_app.adapters._compaction import AsyncClosing, HistoryCompactor
 from forge_domain.agent import Agent
 from forge_domain.compact import Compact
 from forge_domain.context import Context
@@ -40,8 +40,6 @@ if TYPE_CHECKING:
     from agents.memory.session_settings import SessionSettings
 
 __all__ = ["ForgeSession"]
-
-load_templates()  # the one file a compaction reads, read here: an adapter may be built on a loop
 
 EVERY_ITEM = 2**31 - 1
 """The ``limit`` that reads a wrapped store's whole history.

@@ -56,12 +56,16 @@ def load_templates() -> None:
     """Read and compile the bundled frame template now, once per process.
 
     A compaction renders frames and reads earlier ones back; both use the bundled template,
-    cached after its first use. Loading it here, where an adapter is imported or built,
-    keeps that first read off the event loop: blocking-call detectors (blockbuster, run by
+    cached after its first use. Loading it when this module is imported (with
+    ``forge_app.adapters``), and again (a no-op) when an adapter is built, keeps that first
+    read off the event loop: blocking-call detectors (blockbuster, run by
     LangChain's and pydantic-ai's test suites and by ``langgraph dev``) stop a run that
     reads a file on the loop.
     """
     read_frame("")
+
+
+load_templates()  # the one file a compaction reads, read on import: adapters are built on loops
 
 
 def adapter_agent(settings: Agent | Compact | None, context_length: int | None = None) -> Agent:
@@ -245,12 +249,18 @@ class HistoryCompactor(Closing):
         (LangChain's ``keep``); the engine compacts the part before it in ``forced`` mode
         (head, summary, and the agent's retention window, 0 for the LangChain middleware).
         None when nothing before ``cut`` could be compacted (only the head and user messages
-        before the first answer: the task is never summarised) or the part before it is not
-        provider-valid (logged as ``compaction_skipped``).
+        before the first answer: the task is never summarised; or too little text for a
+        summary to save any) or the part before it is not provider-valid (logged as
+        ``compaction_skipped``). After nothing could be compacted, it waits until the history
+        has grown by 10% of the threshold, as :meth:`compact` does (an ``llm`` engine would
+        otherwise be asked again at every model call).
 
         Raises:
             ForgeAppError: the engine failed (``CompactionFailed`` …); nothing was changed.
         """
+        count = int(context.token_count())
+        if self._held(count):  # the last try saved nothing: wait for growth, as compact does
+            return None
         before = Context(context[:cut])
         violations = find_violations(before)
         if violations:
@@ -260,6 +270,7 @@ class HistoryCompactor(Closing):
             return None
         outcome = await self.engine.compress(before, mode="forced")
         if not outcome.changed():
+            self._hold = count + max(1, int(self.agent.compaction_threshold() * RETRY_GROWTH))
             return None
         self.compactions.append(outcome.result)
         kept = context[cut:]  # their reported usage measured the history before: stale

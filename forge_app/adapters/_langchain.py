@@ -45,7 +45,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
-from forge_app.adapters._compaction import Closing, HistoryCompactor, adapter_agent, load_templates
+from forge_app.adapters._compaction import Closing, HistoryCompactor, adapter_agent
 from forge_app.adapters._convert import (
     Added,
     Head,
@@ -76,8 +76,6 @@ from forge_domain.result import CompactionResult
 from forge_domain.usage import Usage
 
 __all__ = ["ForgeCompactionMiddleware"]
-
-load_templates()  # the one file a compaction reads, read here: an adapter may be built on a loop
 
 SUMMARY_SOURCE = {"lc_source": "summarization"}
 """``additional_kwargs`` of the summary, as LangChain's ``SummarizationMiddleware`` sets it."""

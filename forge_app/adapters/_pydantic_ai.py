@@ -41,7 +41,7 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from forge_app.adapters._compaction import AsyncClosing, HistoryCompactor, load_templates
+from forge_app.adapters._compaction import AsyncClosing, HistoryCompactor
 from forge_app.adapters._convert import (
     Added,
     Dropped,
@@ -65,8 +65,6 @@ if TYPE_CHECKING:
     from pydantic_ai.capabilities import ProcessHistory
 
 __all__ = ["ForgeHistoryProcessor"]
-
-load_templates()  # the one file a compaction reads, read here: an adapter may be built on a loop
 
 _ERROR_OUTCOMES = ("failed", "retried")
 
