@@ -27,6 +27,7 @@ engine's resources and stops that loop.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
@@ -207,6 +208,8 @@ class ForgeCompactionMiddleware(AgentMiddleware[AgentState[Any], Any, Any], Clos
         settings: Agent | Compact | None = None,
         engine: ContextEngine | None = None,
         context_length: int | None = None,
+        max_tokens_before_summary: int | None = None,
+        messages_to_keep: int | None = None,
     ) -> None:
         """Compact as ``SummarizationMiddleware`` would; the agent's engine writes the summary.
 
@@ -228,12 +231,32 @@ class ForgeCompactionMiddleware(AgentMiddleware[AgentState[Any], Any, Any], Clos
             engine: a ready engine (its own agent's retention applies within the summarised
                 part); else the one ``compact.engine`` names.
             context_length: the model's window (else the model's profile, else the agent's).
+            max_tokens_before_summary: deprecated (as in LangChain): ``trigger=("tokens", N)``,
+                used when no ``trigger`` is given.
+            messages_to_keep: deprecated (as in LangChain): ``keep=("messages", N)``, used when
+                no ``keep`` is given.
 
         Raises:
             ValueError: a size is invalid, or a ``fraction`` size without a known window.
             TypeError: ``trigger`` is neither a tuple, a mapping nor a list of them.
         """
         super().__init__()
+        if max_tokens_before_summary is not None:
+            warnings.warn(
+                "max_tokens_before_summary is deprecated. Use trigger=('tokens', value) instead.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            if trigger is None or isinstance(trigger, _AgentDefault):
+                trigger = ("tokens", max_tokens_before_summary)
+        if messages_to_keep is not None:
+            warnings.warn(
+                "messages_to_keep is deprecated. Use keep=('messages', value) instead.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            if keep is None:
+                keep = ("messages", messages_to_keep)
         self.model = model
         """The chat model given (its profile gives the window)."""
         window = context_length if context_length is not None else _window(model)

@@ -160,3 +160,12 @@ async def test_middleware_never_summarises_the_task_alone():
     update = await middleware.abefore_model({"messages": messages}, runtime=None)  # type: ignore[arg-type]
 
     assert update is None
+
+
+def test_middleware_takes_langchains_deprecated_arguments_with_its_warning():
+    with pytest.warns(DeprecationWarning, match="max_tokens_before_summary is deprecated"):
+        tokens = ForgeCompactionMiddleware(max_tokens_before_summary=1_000)
+    with pytest.warns(DeprecationWarning, match="messages_to_keep is deprecated"):
+        kept = ForgeCompactionMiddleware(messages_to_keep=3)
+
+    assert (tokens.trigger, kept.keep) == (("tokens", 1_000), ("messages", 3))

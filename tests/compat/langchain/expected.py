@@ -12,10 +12,6 @@ SUMMARY_CALL = (
     "errors, streaming, summary text): forge-compact's engine writes the summary without "
     "calling the chat model"
 )
-DEPRECATED = (
-    "max_tokens_before_summary / messages_to_keep, deprecated since LangChain 1.0, are not "
-    "accepted (use trigger= and keep=)"
-)
 NOTHING_TO_SAVE = (
     "the part before the cut is the task and user messages only, or a few words shorter than "
     "any summary: forge-compact never summarises the task away nor replaces messages with a "
@@ -43,7 +39,7 @@ EXPECTED: dict[str, str] = {
     "test_summarization_middleware_trim_limit_none_keeps_all_messages": PRIVATE,
     "test_summarization_middleware_profile_inference_triggers_summary": NOTHING_TO_SAVE,
     "test_summarization_middleware_token_retention_preserves_ai_tool_pairs": NOTHING_TO_SAVE,
-    "test_summarization_middleware_full_workflow": DEPRECATED,
+    "test_summarization_middleware_full_workflow": NOTHING_TO_SAVE,
     "test_summarization_middleware_full_workflow_async": NOTHING_TO_SAVE,
     "test_summarization_middleware_keep_messages": NOTHING_TO_SAVE,
     "test_summarization_middleware_multiple_triggers": NOTHING_TO_SAVE,
@@ -56,7 +52,6 @@ EXPECTED: dict[str, str] = {
     "test_summarization_middleware_zero_and_negative_target_tokens": PRIVATE,
     "test_summarization_middleware_async_error_handling": PRIVATE,
     "test_summarization_middleware_cutoff_at_boundary": PRIVATE,
-    "test_summarization_middleware_deprecated_parameters_with_defaults": DEPRECATED,
     "test_summarization_middleware_fraction_trigger_with_no_profile": PRIVATE,
     "test_summarization_adjust_token_counts": TOKEN_COUNTER,
     "test_summarization_middleware_many_parallel_tool_calls_safety": PRIVATE,
