@@ -20,10 +20,11 @@ The module imports nothing from the SDK at run time: the protocol is structural.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from typing import TYPE_CHECKING, cast
 
-import anyio
+from anyio import to_thread
 
 from forge_app.adapters._compaction import AsyncClosing, HistoryCompactor
 from forge_domain.agent import Agent
@@ -49,6 +50,25 @@ rest. Every SDK store reads "the latest ``limit``", so a limit above any history
 length reads it all (kept within 32 bits for the backends' query limits)."""
 
 
+class _ThreadLock:
+    """``async with``: a thread lock, waited for in a worker thread, never on the event loop.
+
+    A thread lock, since one session may be used from several threads, each with its own
+    event loop (``Runner.run_sync`` in a thread pool), where an ``anyio.Lock`` (bound to one
+    loop) deadlocks.
+    """
+
+    def __init__(self, lock: threading.Lock) -> None:
+        self._lock = lock
+
+    async def __aenter__(self) -> None:
+        if not self._lock.acquire(blocking=False):
+            await to_thread.run_sync(self._lock.acquire)
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._lock.release()
+
+
 class ForgeSession(AsyncClosing):
     """A Responses-item session whose history is compacted by the agent's engine.
 
@@ -61,9 +81,6 @@ class ForgeSession(AsyncClosing):
     ``llm`` engine's HTTP client); the items stay readable, a wrapped ``store`` open.
     """
 
-    session_settings: SessionSettings | None = None
-    """The SDK's per-session settings (``limit`` …); None: the SDK's defaults."""
-
     def __init__(
         self,
         session_id: str | None = None,
@@ -72,6 +89,7 @@ class ForgeSession(AsyncClosing):
         engine: ContextEngine | None = None,
         context_length: int | None = None,
         store: Session | None = None,
+        session_settings: SessionSettings | None = None,
     ) -> None:
         """A session compacting with ``settings`` (an agent or ``compact:`` settings).
 
@@ -84,12 +102,33 @@ class ForgeSession(AsyncClosing):
             store: a session to keep the items in (e.g. the SDK's ``SQLiteSession``);
                 in memory when None. Compacting reads its whole history (whatever its
                 ``session_settings.limit``) and replaces its items (clear, then add).
+            session_settings: the SDK's settings (``limit`` …) of an in-memory session; a
+                wrapped ``store``'s own are used (and set) otherwise.
         """
         self.session_id = session_id or uuid.uuid4().hex
         self.compactor = HistoryCompactor(settings, engine=engine, context_length=context_length)
         self.store = store
         self._items: list[TResponseInputItem] = []
-        self._lock = anyio.Lock()
+        self._settings = session_settings
+        self._lock = threading.Lock()  # one session may serve several threads, each its own loop
+
+    @property
+    def session_settings(self) -> SessionSettings | None:
+        """The SDK's settings (``limit`` …): the wrapped store's, else this session's."""
+        if self.store is not None:
+            return self.store.session_settings
+        return self._settings
+
+    @session_settings.setter
+    def session_settings(self, settings: SessionSettings | None) -> None:
+        if self.store is not None:
+            self.store.session_settings = settings
+        else:
+            self._settings = settings
+
+    def _locked(self) -> _ThreadLock:
+        """This session's lock, waited for in a worker thread, never on the event loop."""
+        return _ThreadLock(self._lock)
 
     @property
     def compactions(self) -> list[CompactionResult]:
@@ -110,12 +149,18 @@ class ForgeSession(AsyncClosing):
             self._items = list(items)
 
     async def get_items(self, limit: int | None = None) -> list[TResponseInputItem]:
-        """The stored items (the latest ``limit`` when given), oldest first.
+        """The latest ``limit`` items, oldest first (none for 0); every item when None and no
+        ``session_settings.limit`` applies.
 
-        A wrapped store applies its own ``session_settings.limit`` when ``limit`` is None.
+        A wrapped store reads them (its own ``session_settings.limit`` when ``limit`` is None).
         """
-        items = await self.store.get_items() if self.store is not None else list(self._items)
-        return items[-limit:] if limit is not None and limit > 0 else items
+        if self.store is not None:
+            return await self.store.get_items(limit)
+        if limit is None and self._settings is not None:
+            limit = self._settings.limit
+        if limit is None:
+            return list(self._items)
+        return self._items[-limit:] if limit > 0 else []
 
     async def add_items(self, items: list[TResponseInputItem]) -> None:
         """Append ``items``, then compact the whole history when a trigger fires.
@@ -124,7 +169,7 @@ class ForgeSession(AsyncClosing):
             InvalidMessage: an item is not a valid Responses input item.
             ForgeAppError: the engine failed; the items were added, nothing else changed.
         """
-        async with self._lock:
+        async with self._locked():
             if self.store is not None:
                 await self.store.add_items(items)
             else:
@@ -138,7 +183,7 @@ class ForgeSession(AsyncClosing):
 
     async def pop_item(self) -> TResponseInputItem | None:
         """Remove and return the newest item (None when empty)."""
-        async with self._lock:
+        async with self._locked():
             if self.store is not None:
                 return await self.store.pop_item()
             return self._items.pop() if self._items else None
@@ -147,9 +192,18 @@ class ForgeSession(AsyncClosing):
         """Release what the engine holds (the ``llm`` engine's HTTP client); not the ``store``."""
         await self.compactor.aclose()
 
+    def close(self) -> None:
+        """Close the wrapped ``store`` (as ``SQLiteSession.close`` does), from synchronous code.
+
+        What the engine holds is released by :meth:`aclose` (in the loop that compacted).
+        """
+        close = getattr(self.store, "close", None)
+        if callable(close):
+            close()
+
     async def clear_session(self) -> None:
         """Remove every item."""
-        async with self._lock:
+        async with self._locked():
             if self.store is not None:
                 await self.store.clear_session()
             self._items = []

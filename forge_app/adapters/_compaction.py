@@ -28,9 +28,10 @@ import structlog
 from anyio import to_thread
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from forge_app.compaction import close_engine, resolve_engine
+from forge_app.compaction import close_engine, compress_with, resolve_engine
 from forge_app.runtime._telemetry import observed_compaction
 from forge_app.runtime.plugins._compaction import RETRY_GROWTH
+from forge_app.summary import read_frame
 from forge_domain.agent import Agent
 from forge_domain.compact import Compact
 from forge_domain.context import Context
@@ -50,6 +51,22 @@ SUMMARIES_REMEMBERED = 16
 A frame of the default template would fold without it (the engines read its text back,
 ``forge_app.summary._read_frame``); a model-written summary (the ``llm`` engine) would
 not: its text is prose, and only this keeps the frame of facts it was checked against."""
+
+
+def load_templates() -> None:
+    """Read and compile the bundled frame template now, once per process.
+
+    A compaction renders frames and reads earlier ones back; both use the bundled template,
+    cached after its first use. Loading it when this module is imported (with
+    ``forge_app.adapters``), and again (a no-op) when an adapter is built, keeps that first
+    read off the event loop: blocking-call detectors (blockbuster, run by
+    LangChain's and pydantic-ai's test suites and by ``langgraph dev``) stop a run that
+    reads a file on the loop.
+    """
+    read_frame("")
+
+
+load_templates()  # the one file a compaction reads, read on import: adapters are built on loops
 
 
 def adapter_agent(settings: Agent | Compact | None, context_length: int | None = None) -> Agent:
@@ -149,6 +166,7 @@ class HistoryCompactor(Closing):
         ineffective compaction. A ``context_length`` given here reaches it, as the live
         loop's handler tells its engine the model's window (``engine.update_model``).
         """
+        load_templates()
         self.agent = adapter_agent(settings, context_length)
         """The agent whose settings apply."""
         self.engine: ContextEngine = (
@@ -230,9 +248,45 @@ class HistoryCompactor(Closing):
         async with observed_compaction(
             self.agent, self.engine, reason="threshold", mode=mode
         ) as finish:
-            outcome = await self.engine.compress(context, mode=mode)
+            outcome = await compress_with(self.engine, context, mode=mode)
             finish(outcome.result)
         return outcome
+
+    async def compact_before(self, context: Context, cut: int) -> Context | None:
+        """``context`` with its messages before ``cut`` summarised and the rest kept as they are.
+
+        The caller has decided that a compaction is due and where the verbatim tail starts
+        (LangChain's ``keep``); the engine compacts the part before it in ``forced`` mode
+        (head, summary, and the agent's retention window, 0 for the LangChain middleware).
+        None when nothing before ``cut`` could be compacted (only the head and user messages
+        before the first answer: the task is never summarised; or too little text for a
+        summary to save any) or the part before it is not provider-valid (logged as
+        ``compaction_skipped``). After nothing could be compacted, it waits until the history
+        has grown by 10% of the threshold, as :meth:`compact` does (an ``llm`` engine would
+        otherwise be asked again at every model call).
+
+        Raises:
+            ForgeAppError: the engine failed (``CompactionFailed`` …); nothing was changed.
+        """
+        count = int(context.token_count())
+        if self._held(count):  # the last try saved nothing: wait for growth, as compact does
+            return None
+        before = Context(context[:cut])
+        violations = find_violations(before)
+        if violations:
+            _log.warning(
+                "compaction_skipped", reason="history not provider-valid", first=str(violations[0])
+            )
+            return None
+        outcome = await self._compress(before, "forced")
+        if not outcome.changed():
+            self._hold = count + max(1, int(self.agent.compaction_threshold() * RETRY_GROWTH))
+            return None
+        self.compactions.append(outcome.result)
+        kept = context[cut:]  # their reported usage measured the history before: stale
+        compacted = Context([*outcome.context, *kept], usage_floor=len(outcome.context) + len(kept))
+        self._remember(compacted)
+        return compacted
 
     async def _compact(self, context: Context) -> Context | None:
         outcome = await self._compress(context, "automatic")
@@ -260,11 +314,17 @@ class HistoryCompactor(Closing):
         call until :meth:`close`, so the engine's HTTP connections stay usable. Any
         thread may call it, one that runs an event loop too (blocked meanwhile).
         """
+        return self._portal().call(self.compact, context)
+
+    def compact_before_blocking(self, context: Context, cut: int) -> Context | None:
+        """:meth:`compact_before` for synchronous code (see :meth:`compact_blocking`)."""
+        return self._portal().call(self.compact_before, context, cut)
+
+    def _portal(self) -> BlockingPortal:
         with self._loop_lock:
             if self._loop is None:
                 self._loop = _LoopThread(self)
-            portal = self._loop.portal
-        return portal.call(self.compact, context)
+            return self._loop.portal
 
     def close(self) -> None:
         """Release what the engine holds (the ``llm`` engine's HTTP client) and stop the loop.

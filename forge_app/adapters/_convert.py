@@ -187,6 +187,10 @@ class History(Generic[T]):
             last = flat
         return sources
 
+    def cut(self, index: int) -> int:
+        """The index in :attr:`context` where item ``index`` starts (an item's cut point)."""
+        return self._anchor(index) if index > 0 else 0
+
     def _anchor(self, index: int) -> int:
         """The flat index an item is placed by: its first message, or the next item's."""
         for later in range(index, len(self.items)):

@@ -10,10 +10,12 @@ touch go back as the original objects; the summary is a ``HumanMessage``
 marked ``lc_source: summarization`` as LangChain's own. An ``AIMessage`` and its
 ``ToolMessage`` results are summarised together or kept together.
 
-Triggers use LangChain's vocabulary: ``("tokens", N)``, ``("messages", N)``,
-``("fraction", F)`` of the model's window, or a list of them (any one fires);
-``keep=("messages", N)`` is the retention window. Everything else comes from the
-agent's ``compact:`` settings.
+Triggers and retention use LangChain's vocabulary whole (``_langchain_sizes``): a
+``ContextSize`` tuple, an AND ``TriggerClause`` mapping or a list of either (any fires),
+``None``/``[]`` never; ``keep`` in messages, tokens or a fraction of the window (20 messages by
+default); ``token_counter=``. The middleware decides when and where the kept tail starts; the
+agent's engine summarises everything before it. Everything else comes from the agent's
+``compact:`` settings.
 
 A sync agent's compactions run on the middleware's own event loop (a thread
 started on first use), the same for every call, so an HTTP client the engine
@@ -25,7 +27,8 @@ engine's resources and stops that loop.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
 from langchain.agents.middleware.types import AgentMiddleware, AgentState
@@ -39,6 +42,7 @@ from langchain_core.messages import (
     SystemMessage,
     ToolMessage,
 )
+from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
@@ -53,6 +57,16 @@ from forge_app.adapters._convert import (
     reported_usage,
     user_prompt,
 )
+from forge_app.adapters._langchain_sizes import (
+    DEFAULT_KEEP,
+    ContextSize,
+    Kind,
+    Trigger,
+    context_size,
+    cut_point,
+    fires,
+    trigger_clauses,
+)
 from forge_app.errors import UnsupportedHistory
 from forge_domain.agent import Agent
 from forge_domain.compact import Compact
@@ -62,75 +76,54 @@ from forge_domain.messages import ContextMessage, Role, ToolCall, ToolResult
 from forge_domain.result import CompactionResult
 from forge_domain.usage import Usage
 
-__all__ = ["ForgeCompactionMiddleware"]  # ContextSize: documentation of the trigger type
-
-ContextSize: TypeAlias = tuple[Literal["tokens", "messages", "fraction"], int | float]
-"""LangChain's sizes: ``("tokens", 4000)``, ``("messages", 50)``, ``("fraction", 0.8)``."""
+__all__ = ["ForgeCompactionMiddleware"]
 
 SUMMARY_SOURCE = {"lc_source": "summarization"}
 """``additional_kwargs`` of the summary, as LangChain's ``SummarizationMiddleware`` sets it."""
 
+TokenCounter: TypeAlias = Callable[[Sequence[BaseMessage]], int]
+"""LangChain's token counter: the tokens of a list of messages."""
 
-def _clauses(trigger: object) -> list[tuple[str, int | float]]:
-    items = trigger if isinstance(trigger, list) else [trigger]
-    clauses: list[tuple[str, int | float]] = []
-    for item in items:
-        if isinstance(item, Mapping):
-            if len(item) != 1:
-                raise ValueError(
-                    f"trigger {dict(item)!r}: a clause with several conditions (AND) is not "
-                    "supported; pass a list of single conditions (any one fires)"
-                )
-            item = next(iter(item.items()))
-        if not (isinstance(item, tuple) and len(item) == 2):
-            raise ValueError(f"trigger {item!r}: expected ('tokens'|'messages'|'fraction', value)")
-        kind, value = item
-        if kind not in ("tokens", "messages", "fraction") or not isinstance(value, int | float):
-            raise ValueError(f"trigger {item!r}: expected ('tokens'|'messages'|'fraction', value)")
-        if value <= 0 or (kind == "fraction" and value > 1):
-            raise ValueError(f"trigger {item!r}: the value must be > 0 (and <= 1 for a fraction)")
-        clauses.append((kind, value))
-    return clauses
+
+class _AgentDefault:
+    """The marker of an omitted ``trigger``: the agent's token threshold decides."""
+
+
+AGENT_DEFAULT = _AgentDefault()
+
+_NEEDS_PROFILE = (
+    "Model profile information is required to use fractional token limits, and is "
+    "unavailable for the specified model: pass context_length= or a chat model whose "
+    "profile has max_input_tokens"
+)
 
 
 def _window(model: str | BaseChatModel | None) -> int | None:
-    if isinstance(model, BaseChatModel) and model.profile:
-        window = model.profile.get("max_input_tokens")
-        return window if isinstance(window, int) else None
-    return None
+    profile = getattr(model, "profile", None) if isinstance(model, BaseChatModel) else None
+    window = profile.get("max_input_tokens") if isinstance(profile, Mapping) else None
+    return window if isinstance(window, int) and not isinstance(window, bool) else None
 
 
-def _settings(base: Agent, trigger: object, keep: ContextSize | None, window: int | None) -> Agent:
-    """``base`` with a LangChain-style ``trigger`` and ``keep`` applied (any trigger fires).
+def _copy(trigger: object) -> object:
+    """``trigger`` with its mappings copied: a caller's later edits do not reach it."""
+    if isinstance(trigger, Mapping):
+        return dict(trigger)
+    if isinstance(trigger, list):
+        return [dict(item) if isinstance(item, Mapping) else item for item in trigger]
+    return trigger
 
-    ``("tokens", N)`` sets the token threshold (the whole window may fill, not 70%
-    of it); ``("fraction", F)`` sets the fraction of the window (the model's ``window``,
-    which must be known); ``("messages", N)`` adds a message trigger, while the agent's
-    token threshold stays as a safety net.
-    """
-    update: dict[str, object] = {}
-    if trigger is not None:
-        clauses = _clauses(trigger)
-        tokens = [int(value) for kind, value in clauses if kind == "tokens"]
-        messages = [int(value) for kind, value in clauses if kind == "messages"]
-        fractions = [float(value) for kind, value in clauses if kind == "fraction"]
-        if fractions and window is None:
-            raise ValueError(
-                "a ('fraction', F) trigger needs the model's window: pass context_length= "
-                "or a chat model whose profile has max_input_tokens"
-            )
-        if tokens:
-            update["token_threshold"] = min(tokens)
-            update["token_threshold_percentage"] = 1.0
-        if fractions:
-            update["token_threshold_percentage"] = min(fractions)
-        if messages:
-            update["message_threshold"] = min(messages)
-    if keep is not None:
-        kind, value = keep
-        if kind != "messages" or not isinstance(value, int) or value < 0:
-            raise ValueError(f"keep {keep!r}: only ('messages', N) is supported")
-        update["retention_window"] = value
+
+def _engine_agent(base: Agent, clauses: list[dict[Kind, int | float]]) -> Agent:
+    """``base`` for the engine: the middleware decides when and what to keep, the engine
+    summarises everything before the cut (retention 0); a token trigger sets the threshold
+    the summary's budget derives from."""
+    tokens = [
+        int(value) for clause in clauses for kind, value in clause.items() if kind == "tokens"
+    ]
+    update: dict[str, object] = {"retention_window": 0}
+    if tokens:
+        update["token_threshold"] = min(tokens)
+        update["token_threshold_percentage"] = 1.0
     compact = Compact.model_validate({**base.compact.model_dump(), **update})
     return base.model_copy(update={"compact": compact})
 
@@ -209,28 +202,86 @@ class ForgeCompactionMiddleware(AgentMiddleware[AgentState[Any], Any, Any], Clos
         self,
         model: str | BaseChatModel | None = None,
         *,
-        trigger: ContextSize | Sequence[ContextSize] | None = None,
+        trigger: Trigger | _AgentDefault = AGENT_DEFAULT,
         keep: ContextSize | None = None,
+        token_counter: TokenCounter | None = None,
         settings: Agent | Compact | None = None,
         engine: ContextEngine | None = None,
         context_length: int | None = None,
+        max_tokens_before_summary: int | None = None,
+        messages_to_keep: int | None = None,
     ) -> None:
-        """Compact with the agent's settings, ``trigger`` and ``keep`` taking precedence.
+        """Compact as ``SummarizationMiddleware`` would; the agent's engine writes the summary.
 
         Args:
             model: as ``SummarizationMiddleware``'s; only its profile's ``max_input_tokens``
-                is read (for ``("fraction", F)``). Summaries come from the engine.
-            trigger: when to compact (any one fires); None: the agent's triggers.
-            keep: ``("messages", N)``: the retention window.
+                is read (for ``fraction`` sizes). Summaries come from the engine.
+            trigger: when to compact, in LangChain's vocabulary (a ``ContextSize``, an AND
+                ``TriggerClause`` mapping, or a list of either, any of which fires); ``None``
+                or ``[]``: never. Omitted: ``("tokens", T)`` with the agent's threshold ``T``
+                (70% of the window by default), plus ``("messages", N)`` when the agent
+                sets ``message_threshold``.
+            keep: the recent part kept word for word, ``("messages", N)``, ``("tokens", N)``
+                or ``("fraction", F)``. Omitted: the agent's ``retention_window`` messages
+                when ``settings`` are given, else LangChain's 20 messages.
+            token_counter: counts a list of messages for the token conditions and a
+                token ``keep``; omitted: forge-compact's count (anchored on the tokens the
+                provider reported) for triggers and LangChain's approximate count for ``keep``.
             settings: an :class:`Agent` or :class:`Compact` settings (defaults when None).
-            engine: a ready engine; else the one ``compact.engine`` names. A ready engine
-                compacts by the triggers of the agent it was built for: ``trigger`` and
-                ``keep`` do not reach it (the window does).
+            engine: a ready engine (its own agent's retention applies within the summarised
+                part); else the one ``compact.engine`` names.
             context_length: the model's window (else the model's profile, else the agent's).
+            max_tokens_before_summary: deprecated (as in LangChain): ``trigger=("tokens", N)``,
+                used when no ``trigger`` is given.
+            messages_to_keep: deprecated (as in LangChain): ``keep=("messages", N)``, used when
+                no ``keep`` is given.
+
+        Raises:
+            ValueError: a size is invalid, or a ``fraction`` size without a known window.
+            TypeError: ``trigger`` is neither a tuple, a mapping nor a list of them.
         """
         super().__init__()
+        if max_tokens_before_summary is not None:
+            warnings.warn(
+                "max_tokens_before_summary is deprecated. Use trigger=('tokens', value) instead.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            if trigger is None or isinstance(trigger, _AgentDefault):
+                trigger = ("tokens", max_tokens_before_summary)
+        if messages_to_keep is not None:
+            warnings.warn(
+                "messages_to_keep is deprecated. Use keep=('messages', value) instead.",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            if keep is None:
+                keep = ("messages", messages_to_keep)
+        self.model = model
+        """The chat model given (its profile gives the window)."""
         window = context_length if context_length is not None else _window(model)
-        agent = _settings(adapter_agent(settings, window), trigger, keep, window)
+        base = adapter_agent(settings, window)
+        if isinstance(trigger, _AgentDefault):
+            threshold: ContextSize = ("tokens", max(1, base.compaction_threshold(window)))
+            messages = base.compact.message_threshold
+            trigger = [threshold, ("messages", messages)] if messages else threshold
+        self.trigger: object = _copy(trigger)
+        """The trigger, as given (a copy)."""
+        self._clauses = trigger_clauses(self.trigger)
+        if keep is None:
+            retained = base.compact.retention_window if settings is not None else 0
+            keep = ("messages", retained) if retained else DEFAULT_KEEP
+        self.keep: ContextSize = context_size(keep, "keep")
+        """What is kept word for word after a summary."""
+        self.token_counter: TokenCounter | None = token_counter
+        """Counts a list of messages' tokens (None: forge-compact's count)."""
+        uses_fraction = self.keep[0] == "fraction" or any(
+            "fraction" in clause for clause in self._clauses
+        )
+        if uses_fraction and window is None:
+            raise ValueError(_NEEDS_PROFILE)
+        self._window = window
+        agent = _engine_agent(base, self._clauses)
         self.compactor = HistoryCompactor(agent, engine=engine, context_length=window)
 
     @property
@@ -259,6 +310,22 @@ class ForgeCompactionMiddleware(AgentMiddleware[AgentState[Any], Any, Any], Clos
                     pass
         return {"messages": out}
 
+    def _cut(self, state: AgentState[Any], history: History[AnyMessage]) -> int:
+        """Where the verbatim tail starts, or 0 when no trigger fires (or nothing is before it)."""
+        messages: list[AnyMessage] = list(state["messages"])
+        counter = self.token_counter
+        tokens = counter(messages) if counter else int(history.context.token_count())
+        if not fires(self._clauses, len(messages), tokens, self._window):
+            return 0
+        suffix = counter or count_tokens_approximately
+        return cut_point(
+            len(messages),
+            self.keep,
+            self._window,
+            lambda index: int(suffix(messages[index:])),
+            lambda index: isinstance(messages[index], ToolMessage),
+        )
+
     def before_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         """Compact the state's messages when a trigger fires (sync agents).
 
@@ -266,14 +333,20 @@ class ForgeCompactionMiddleware(AgentMiddleware[AgentState[Any], Any, Any], Clos
         every call until :meth:`close`.
         """
         history = self._history(state)
-        return self._update(history, self.compactor.compact_blocking(history.context))
+        cut = history.cut(self._cut(state, history))
+        if cut <= 0:
+            return None
+        return self._update(history, self.compactor.compact_before_blocking(history.context, cut))
 
     async def abefore_model(
         self, state: AgentState[Any], runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
         """Compact the state's messages when a trigger fires (async agents)."""
         history = self._history(state)
-        return self._update(history, await self.compactor.compact(history.context))
+        cut = history.cut(self._cut(state, history))
+        if cut <= 0:
+            return None
+        return self._update(history, await self.compactor.compact_before(history.context, cut))
 
     def close(self) -> None:
         """Release what the engine holds (the ``llm`` engine's HTTP client), after sync runs.

@@ -121,6 +121,7 @@ class Compactor:
         cwd: str | None = None,
         template_dir: Path | None = None,
         catalog: ToolCatalog | None = None,
+        frame: SummaryFrame | None = None,
     ) -> None:
         """Prepare a compactor.
 
@@ -129,10 +130,13 @@ class Compactor:
             cwd: working directory stripped from paths in the summary.
             template_dir: a directory holding a custom ``forge-partial-summary-frame.md``.
             catalog: how tool calls are classified (the built-in catalog when None).
+            frame: a frame already loaded (``template_dir`` is then ignored): an engine
+                building compactors while it compacts passes its own, so that no compaction
+                reads the template file (blocking I/O on the event loop).
         """
         self.config = compact
         self.cwd = cwd
-        self._frame = SummaryFrame(template_dir)
+        self._frame = frame if frame is not None else SummaryFrame(template_dir)
         self._catalog = catalog if catalog is not None else ToolCatalog.default()
         self._transform = SummaryTransformer(cwd, redact_secrets=compact.redact_secrets)
 

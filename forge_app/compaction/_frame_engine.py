@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import assert_never
 
 from forge_app.compaction._compactor import Compactor
+from forge_app.summary import SummaryFrame
 from forge_domain.agent import Agent
 from forge_domain.compact import Compact
 from forge_domain.context import Context
@@ -35,7 +36,7 @@ class FrameEngine(BaseContextEngine):
     ) -> None:
         """Prepare the engine for ``agent``; ``context_length`` is the model's window if known."""
         self._cwd = cwd
-        self._template_dir = template_dir
+        self._frame = SummaryFrame(template_dir)  # read once: never while compacting
         self._catalog = catalog if catalog is not None else agent.tool_catalog()
         super().__init__(agent, context_length=context_length)
 
@@ -50,9 +51,7 @@ class FrameEngine(BaseContextEngine):
         self._compactor = self._compactor_for(self.compact)
 
     def _compactor_for(self, compact: Compact) -> Compactor:
-        return Compactor(
-            compact, cwd=self._cwd, template_dir=self._template_dir, catalog=self._catalog
-        )
+        return Compactor(compact, cwd=self._cwd, catalog=self._catalog, frame=self._frame)
 
     async def compress(
         self, context: Context, *, focus: str | None = None, mode: CompactionMode = "automatic"

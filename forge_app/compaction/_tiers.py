@@ -36,6 +36,7 @@ from forge_app.compaction._boundaries import tail_start
 from forge_app.compaction._compactor import Compactor
 from forge_app.compaction._fit import cut_to_fit
 from forge_app.compaction._pruning import Pruned, prune_tool_outputs
+from forge_app.summary import SummaryFrame
 from forge_app.summary.transformers import redaction_memo
 from forge_domain.agent import Agent
 from forge_domain.context import Context
@@ -102,7 +103,7 @@ class TieredEngine(BaseContextEngine):
         self.summary = summary
         self.name = summary.name
         self._cwd = cwd
-        self._template_dir = template_dir
+        self._frame = SummaryFrame(template_dir)  # the fallback's, read once: not in compress
         self._catalog = catalog if catalog is not None else agent.tool_catalog()
         self._tail_ratio = tail_ratio
         super().__init__(agent, context_length=context_length)
@@ -195,9 +196,7 @@ class TieredEngine(BaseContextEngine):
         current = repruned.context
         if not self._fits(current):
             config = self.compact.model_copy(update={"max_tokens": self.budget})
-            compactor = Compactor(
-                config, cwd=self._cwd, template_dir=self._template_dir, catalog=self._catalog
-            )
+            compactor = Compactor(config, cwd=self._cwd, catalog=self._catalog, frame=self._frame)
             strategy = compactor.forced_strategy() if mode == "forced" else None
             fallback = compactor.compact(current, strategy)
             if fallback.result.compacted_range is not None:

@@ -130,6 +130,18 @@ def _compiled(directory: Path, mtime_ns: int, size: int) -> jinja2.Template:
     return environment.get_template(TEMPLATE_NAME)
 
 
+@lru_cache(maxsize=1)
+def _default_template() -> tuple[Path, jinja2.Template]:
+    """The bundled template, read and compiled once per process.
+
+    It is part of the installed package, so unlike a custom template it is not looked
+    at again: every later frame of it touches no file (frames are built while compacting,
+    on an event loop where blocking I/O is not allowed)."""
+    directory = default_template_dir()
+    stat = (directory / TEMPLATE_NAME).stat()
+    return directory, _compiled(directory.resolve(), stat.st_mtime_ns, stat.st_size)
+
+
 class SummaryFrame:
     """Renders summaries with ``forge-partial-summary-frame.md`` from ``template_dir``."""
 
@@ -137,14 +149,18 @@ class SummaryFrame:
         """Load the template now, so a missing one fails before any compaction.
 
         Args:
-            template_dir: a directory holding ``forge-partial-summary-frame.md``;
-                None uses the bundled template.
+            template_dir: a directory holding ``forge-partial-summary-frame.md``, read
+                now (an edited file is compiled again); None uses the bundled template,
+                read once per process.
 
         Raises:
             TemplateNotFound: the directory or the template file does not exist.
             jinja2.TemplateSyntaxError: the template is not valid Jinja2.
         """
-        directory = default_template_dir() if template_dir is None else Path(template_dir)
+        if template_dir is None:
+            self.template_dir, self._template = _default_template()
+            return
+        directory = Path(template_dir)
         template = directory / TEMPLATE_NAME
         if not template.is_file():
             raise TemplateNotFound(directory, TEMPLATE_NAME)

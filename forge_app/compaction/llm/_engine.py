@@ -300,7 +300,9 @@ class LLMEngine(BaseContextEngine):
         ``known``, the secrets the input held (what an echo could hand back without its label)."""
         import openai  # deferred: the openai package takes most of a cold start
 
-        client = self._ensure_client()
+        client = self._client
+        if client is None:  # built off the loop: see _ensure_client
+            client = await anyio.to_thread.run_sync(self._ensure_client)
         try:
             with anyio.fail_after(self._deadline):  # the timeout is per read, not per call
                 response = await client.chat.completions.create(
@@ -363,6 +365,8 @@ class LLMEngine(BaseContextEngine):
         return "\n\n".join(parts)
 
     def _ensure_client(self) -> AsyncOpenAI:
+        """The client, built on first use: off the event loop (in a worker thread), since
+        building one imports modules and reads the CA certificates (blocking I/O)."""
         import openai  # deferred: the openai package takes most of a cold start
 
         if self._client is None:

@@ -99,7 +99,10 @@ def test_history_compactor_compacts_and_closes_on_one_loop_in_blocking_use() -> 
     assert (engine.names(), engine.loops()) == (["compress"] * 4 + ["aclose"], 1)
 
 
-async def test_history_compactor_aclose_after_blocking_use_closes_on_that_loop() -> None:
+async def test_history_compactor_aclose_after_blocking_use_closes_on_that_loop(
+    blockbuster,
+) -> None:
+    blockbuster.deactivate()  # a sync call on a loop's thread blocks it: the caller's choice
     engine = LoopRecordingEngine(AGENT)
     compactor = HistoryCompactor(AGENT, engine=engine)
 

@@ -111,3 +111,15 @@ async def test_history_compactor_does_not_count_a_held_call_by_its_stale_usage()
     assert actual is not None
     assert (actual[-1] is call, actual.usage_floor) == (True, len(actual))
     assert int(actual.token_count()) < int(reported.token_count()) // 2
+
+
+async def test_history_compactor_compact_before_waits_for_growth_after_saving_nothing():
+    agent = Agent(id="a", compact=Compact(token_threshold=2_000))
+    engine = StubbornEngine(agent)
+    compactor = HistoryCompactor(agent, engine=engine)
+
+    first = await compactor.compact_before(conversation(4), 4)
+    again = await compactor.compact_before(conversation(4), 4)  # no growth: held back
+    grown = await compactor.compact_before(conversation(6), 4)  # 1,000 tokens more: tried again
+
+    assert (first, again, grown, engine.calls) == (None, None, None, ["forced", "forced"])

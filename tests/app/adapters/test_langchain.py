@@ -62,7 +62,9 @@ def coding_agent(model: ScriptedChatModel, middleware: ForgeCompactionMiddleware
 
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
-async def test_langchain_agent_accepts_every_compacted_history(mode):
+async def test_langchain_agent_accepts_every_compacted_history(mode, blockbuster):
+    if mode == "sync":  # a sync run on a loop's thread blocks it: the caller's choice
+        blockbuster.deactivate()
     model = ScriptedChatModel(replies=script(), requests=[])
     middleware = ForgeCompactionMiddleware(trigger=("tokens", 3_000), keep=("messages", 4))
     agent = coding_agent(model, middleware)
@@ -117,8 +119,9 @@ async def run_sync_in_event_loop(server: FakeOpenAIServer) -> ForgeCompactionMid
 
 @pytest.mark.parametrize("caller", ["plain thread", "event loop thread"])
 def test_langchain_sync_agent_summarises_with_the_llm_engine_every_time(
-    keep_alive_server: FakeOpenAIServer, caller: str
+    keep_alive_server: FakeOpenAIServer, caller: str, blockbuster
 ) -> None:
+    blockbuster.deactivate()  # a sync run on a loop's thread blocks it: the caller's choice
     middleware = (
         run_sync_with_llm_engine(keep_alive_server)
         if caller == "plain thread"

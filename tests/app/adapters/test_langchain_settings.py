@@ -8,51 +8,72 @@ from langgraph.graph.message import REMOVE_ALL_MESSAGES
 
 from forge_app import FrameEngine
 from forge_app.adapters import ForgeCompactionMiddleware
-from forge_domain import Agent
+from forge_domain import Agent, Compact
+from forge_domain import Agent as ForgeAgent
 from tests.app.adapters import scenario
 
 pytestmark = pytest.mark.anyio
 
-SETTINGS = [
-    ({"trigger": ("tokens", 5_000)}, (5_000, None, 6)),
-    ({"trigger": ("messages", 30)}, (89_600, 30, 6)),
-    ({"trigger": ("fraction", 0.5), "context_length": 10_000}, (5_000, None, 6)),
-    (
-        {"trigger": [("tokens", 8_000), ("fraction", 0.5)], "context_length": 10_000},
-        (5_000, None, 6),
-    ),
-    ({"trigger": [{"tokens": 4_000}, ("messages", 12)]}, (4_000, 12, 6)),
-    ({"keep": ("messages", 3)}, (89_600, None, 3)),
+FIRES = [  # conversation(2): 9 messages, about 2,000 tokens
+    ({"trigger": ("tokens", 1_500)}, True),
+    ({"trigger": ("tokens", 5_000)}, False),
+    ({"trigger": ("messages", 9)}, True),
+    ({"trigger": ("messages", 10)}, False),
+    ({"trigger": ("fraction", 0.5), "context_length": 3_000}, True),
+    ({"trigger": {"tokens": 1_500, "messages": 10}}, False),  # AND: one condition fails
+    ({"trigger": {"tokens": 1_500, "messages": 9}}, True),
+    ({"trigger": [{"tokens": 9_000, "messages": 2}, ("messages", 5)]}, True),  # OR
+    ({"trigger": None}, False),  # never, as LangChain's
+    ({"trigger": []}, False),
+    ({"trigger": ("tokens", 1_000), "token_counter": lambda messages: 10}, False),
+    ({"trigger": ("tokens", 100), "token_counter": lambda messages: 100}, True),
+    ({"settings": ForgeAgent(id="a", context_length=2_000)}, True),  # omitted: the agent's 70%
+    ({"settings": ForgeAgent(id="a", context_length=4_000)}, False),
 ]
 
 
-@pytest.mark.parametrize(
-    ("options", "expected"), SETTINGS, ids=[str(options) for options, _ in SETTINGS]
-)
-def test_middleware_reads_langchain_trigger_vocabulary(options, expected):
-    agent = ForgeCompactionMiddleware(**options).compactor.agent
+@pytest.mark.parametrize(("options", "expected"), FIRES, ids=[str(o) for o, _ in FIRES])
+async def test_middleware_fires_as_langchain_triggers_say(options, expected):
+    middleware = ForgeCompactionMiddleware(keep=("messages", 3), **options)
 
-    actual = (
-        agent.compaction_threshold(),
-        agent.compact.message_threshold,
-        agent.compact.retention_window,
-    )
+    update = await middleware.abefore_model({"messages": conversation(2)}, runtime=None)  # type: ignore[arg-type]
 
-    assert actual == expected
+    assert (update is not None) == expected
+
+
+KEEP = [
+    ({}, ("messages", 20)),  # LangChain's default
+    ({"settings": Compact(retention_window=4)}, ("messages", 4)),
+    ({"keep": ("tokens", 2_000)}, ("tokens", 2_000)),
+    ({"keep": ("fraction", 0.25), "context_length": 8_000}, ("fraction", 0.25)),
+]
+
+
+@pytest.mark.parametrize(("options", "expected"), KEEP, ids=[str(o) for o, _ in KEEP])
+def test_middleware_keeps_what_keep_says_by_default_langchains_20(options, expected):
+    assert ForgeCompactionMiddleware(**options).keep == expected
 
 
 REFUSED = [
-    ({"trigger": ("fraction", 0.5)}, "needs the model's window"),
-    ({"trigger": {"tokens": 4_000, "messages": 10}}, "several conditions"),
-    ({"trigger": ("tokens", 0)}, "must be > 0"),
-    ({"trigger": ("turns", 3)}, "expected"),
-    ({"keep": ("tokens", 2_000)}, "only \\('messages', N\\)"),
+    ({"trigger": ("fraction", 0.5)}, ValueError, "Model profile information is required"),
+    ({"keep": ("fraction", 0.5)}, ValueError, "Model profile information is required"),
+    ({"trigger": ("tokens", 0)}, ValueError, "trigger thresholds must be greater than 0"),
+    ({"trigger": ("turns", 3)}, ValueError, "Unsupported context size type turns"),
+    ({"trigger": ("tokens", 1000.5)}, ValueError, "tokens trigger values must be integers"),
+    ({"trigger": ("messages", True)}, ValueError, "messages trigger value must be numeric"),
+    ({"trigger": {"messages": "10"}}, ValueError, "messages trigger values must be integers"),
+    ({"trigger": {"fraction": 1.5}}, ValueError, "Fractional trigger values must be between"),
+    ({"trigger": {}}, ValueError, "must specify at least one"),
+    ({"trigger": ["x"]}, TypeError, "Unsupported trigger item type"),
+    ({"trigger": "x"}, TypeError, "Unsupported trigger type"),
+    ({"keep": ("messages", 2.5)}, ValueError, "messages keep values must be integers"),
+    ({"keep": ("tokens", -1)}, ValueError, "keep thresholds must be greater than 0"),
 ]
 
 
-@pytest.mark.parametrize(("options", "match"), REFUSED, ids=[m for _, m in REFUSED])
-def test_middleware_refuses_what_it_cannot_honour(options, match):
-    with pytest.raises(ValueError, match=match):
+@pytest.mark.parametrize(("options", "error", "match"), REFUSED, ids=[m for *_, m in REFUSED])
+def test_middleware_refuses_invalid_sizes_naming_them(options, error, match):
+    with pytest.raises(error, match=match):
         ForgeCompactionMiddleware(**options)
 
 
@@ -120,3 +141,31 @@ def test_middleware_tells_an_injected_engine_the_model_window():
     ForgeCompactionMiddleware(engine=engine, context_length=4_000)
 
     assert engine.threshold == 2_800
+
+
+async def test_middleware_bounds_the_message_count_its_trigger_names():
+    middleware = ForgeCompactionMiddleware(trigger=("messages", 10), keep=("messages", 4))
+
+    update = await middleware.abefore_model({"messages": conversation(6)}, runtime=None)  # type: ignore[arg-type]
+
+    assert update is not None
+    assert len(update["messages"][1:]) == 6  # the task, the summary, the 4 kept
+
+
+async def test_middleware_never_summarises_the_task_alone():
+    """Only user messages before the cut: the task is kept word for word (documented)."""
+    messages = [HumanMessage(f"request {n}") for n in range(12)]
+    middleware = ForgeCompactionMiddleware(trigger=("messages", 10), keep=("messages", 4))
+
+    update = await middleware.abefore_model({"messages": messages}, runtime=None)  # type: ignore[arg-type]
+
+    assert update is None
+
+
+def test_middleware_takes_langchains_deprecated_arguments_with_its_warning():
+    with pytest.warns(DeprecationWarning, match="max_tokens_before_summary is deprecated"):
+        tokens = ForgeCompactionMiddleware(max_tokens_before_summary=1_000)
+    with pytest.warns(DeprecationWarning, match="messages_to_keep is deprecated"):
+        kept = ForgeCompactionMiddleware(messages_to_keep=3)
+
+    assert (tokens.trigger, kept.keep) == (("tokens", 1_000), ("messages", 3))
