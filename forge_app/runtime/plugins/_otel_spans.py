@@ -45,7 +45,9 @@ ATTRIBUTES: Mapping[str, str] = {
     "forge_compact.tokens.saved": "before minus after (0 when it grew)",
     "forge_compact.messages.before": "messages before",
     "forge_compact.messages.after": "messages after",
-    "forge_compact.compacted_range": "[first, last] original index replaced (absent: nothing)",
+    "forge_compact.compacted_range": "[first, last] original index changed (absent: nothing)",
+    "forge_compact.summarised_range": "[first, last] original index a summary replaced",
+    "forge_compact.pruned_range": "[first, last] original index only pruned or cut in place",
     "forge_compact.budget_status": "whether compact.max_tokens was met: met, exceeded, not_set",
     "forge_compact.refs_archived": "refs under which the store archived the originals",
     "forge_compact.coverage": "share of the frame's facts an llm summary covered",
@@ -77,6 +79,10 @@ def result_attributes(result: CompactionResult) -> dict[str, TraceValue | Sequen
     }
     if result.compacted_range is not None:
         attributes["forge_compact.compacted_range"] = list(result.compacted_range)
+    if result.summarised_range is not None:
+        attributes["forge_compact.summarised_range"] = list(result.summarised_range)
+    if result.pruned_range is not None:
+        attributes["forge_compact.pruned_range"] = list(result.pruned_range)
     if result.coverage is not None:
         attributes["forge_compact.coverage"] = result.coverage
     if result.summary_usage is not None:

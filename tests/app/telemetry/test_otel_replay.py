@@ -33,8 +33,10 @@ def expected_attributes(reason: str, result: CompactionResult) -> dict[str, obje
         "forge_compact.budget_status": result.budget_status,
         "forge_compact.tier": "prune" if result.engine == "prune" else "summary",
     }
-    if result.compacted_range is not None:
-        expected["forge_compact.compacted_range"] = result.compacted_range
+    for name in ("compacted_range", "summarised_range", "pruned_range"):
+        span = getattr(result, name)
+        if span is not None:
+            expected[f"forge_compact.{name}"] = span
     return expected
 
 
