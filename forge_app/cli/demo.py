@@ -9,6 +9,7 @@ from typing import Annotated
 import anyio
 import typer
 from rich.rule import Rule
+from rich.text import Text
 
 from forge_app.cli.compacting import compact_transcript
 from forge_app.cli.console import err
@@ -98,14 +99,14 @@ def demo_command(
     err.print(
         f"A real SWE-agent session ({len(transcript.context)} messages, "
         f"~{transcript.context.token_count_approx():,} tokens) and the bundled agent "
-        f"[bold]{agent.id}[/bold] (token_threshold {compact.token_threshold:,}, "
+        f"{agent.id} (token_threshold {compact.token_threshold:,}, "
         f"eviction_window {compact.eviction_window}, retention_window {compact.retention_window})."
     )
     err.print()
     err.print(Rule("1. compact: the whole transcript at once", align="left"))
     compacted, metrics = compact_transcript(transcript, agent, source=f"bundled {SESSION}")
     err.print(metrics_table(metrics))
-    err.print("\n[bold]The summary message starts:[/bold]")
+    err.print(Text("\nThe summary message starts:", style="bold"))
     err.print(_summary_preview(compacted, metrics.engine), markup=False, highlight=False)
     err.print()
     err.print(Rule("2. replay: turn by turn through hooks and CompactionHandler", align="left"))
@@ -122,9 +123,14 @@ def demo_command(
         err.print(f"wrote {output_dir}/compacted.json, replayed.json and timeline.svg")
     err.print()
     err.print(
-        "Next: [bold]forge-compact compact YOUR_SESSION.json -o out.json[/bold] "
-        "(add --force for a manual /compact: below the threshold too, keeping only the "
-        "retention window), "
-        "[bold]forge-compact replay YOUR_SESSION.json --chart timeline.svg[/bold], "
-        "[bold]forge-compact --help[/bold].",
+        Text.assemble(
+            "Next: ",
+            ("forge-compact compact YOUR_SESSION.json -o out.json", "bold"),
+            " (add --force for a manual /compact: below the threshold too, keeping only the "
+            "retention window), ",
+            ("forge-compact replay YOUR_SESSION.json --chart timeline.svg", "bold"),
+            ", ",
+            ("forge-compact --help", "bold"),
+            ".",
+        )
     )

@@ -9,6 +9,7 @@ from typing import Annotated
 import anyio
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from forge_app.cli._chart import chart_format, render_chart
 from forge_app.cli._chart_axes import Sample
@@ -119,17 +120,19 @@ def timeline_table(turns: Sequence[ReplayTurn], threshold: int, title: str) -> T
     table.add_column(f"│ = {threshold:,}", no_wrap=True)
     table.add_column("compaction (range before→after)")
     for turn in turns:
-        events = [
-            f"[red]●[/red] {start}..{end} {c.original_tokens:,}→{c.compacted_tokens:,}"
+        events = Text(" ").join(
+            Text.assemble(
+                ("●", "red"), f" {start}..{end} {c.original_tokens:,}→{c.compacted_tokens:,}"
+            )
             for (start, end), c in _compactions(turn)
-        ]
+        )
         table.add_row(
             str(turn.turn),
             str(turn.messages),
             _tokens(turn.tokens),
             f"~{turn.recorded_tokens:,}",
             _bar(int(turn.tokens), scale, threshold),
-            " ".join(events),
+            events,
         )
     return table
 

@@ -85,7 +85,7 @@ def batch_table(
             row.trigger,
         )
     for name, _ in failures:
-        table.add_row(Path(name).name, "[red]failed[/red]", "", "", "", "", "")
+        table.add_row(Path(name).name, Text("failed", style="red"), "", "", "", "", "")
     before = sum(row.tokens_before for row in rows)
     after = sum(row.tokens_after for row in rows)
     reduction = (before - after) / before * 100 if before else 0.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
 from forge_app.cli.console import err, out
 from forge_app.cli.options import FormatName, Session
@@ -54,11 +55,15 @@ def validate_command(
     count = len(context)
     if violations:
         err.print(
-            f"[red]invalid[/red] ({label}): {len(violations)} violation(s) in {count} messages"
+            Text("invalid", style="red"),
+            f"({label}): {len(violations)} violation(s) in {count} messages",
         )
         raise typer.Exit(1)
     model = transcript.envelope.get("model")
     counter = load_tokenizer(tokenizer, model=model if isinstance(model, str) else None, fmt=form)
     size = context_tokens(context, counter.count)
     basis = f"provider usage + {counter.name}" if size.is_actual() else counter.name
-    err.print(f"[green]valid[/green] ({label}): {count} messages, {size.value:,} tokens ({basis})")
+    err.print(
+        Text("valid", style="green"),
+        f"({label}): {count} messages, {size.value:,} tokens ({basis})",
+    )
