@@ -107,21 +107,22 @@ def search_messages(
     limit = max(1, min(limit, SEARCH_LIMIT))
     if not parsed.phrases:
         return []
-    tiers: list[tuple[Sequence[tuple[str, ...]], str]] = [(parsed.phrases, "INTERSECT")]
+    filters = _Filters(conversation_id, archived_only)
+    tiers: list[tuple[Sequence[tuple[str, ...]], str, str | None]] = []
+    verbatim = _verbatim(parsed)
+    if verbatim is not None:
+        tiers.append(((parsed.whole,), "INTERSECT", verbatim))
     if len(parsed.phrases) > 1:
-        tiers.insert(0, ((parsed.whole,), "INTERSECT"))
+        tiers.append(((parsed.whole,), "INTERSECT", None))
+    tiers.append((parsed.phrases, "INTERSECT", None))
     rows: list[_Row] = []
-    for phrases, combine in tiers:
-        rows.extend(
-            _select(db, phrases, combine, _Filters(conversation_id, archived_only), rows, limit)
-        )
+    for phrases, combine, like in tiers:
+        rows.extend(_select(db, phrases, combine, filters, rows, limit, like))
         if len(rows) >= limit:
             break
     partial = not rows and len(parsed.phrases) > 1
     if partial:
-        rows = _select(
-            db, parsed.phrases, "UNION", _Filters(conversation_id, archived_only), [], limit
-        )
+        rows = _select(db, parsed.phrases, "UNION", filters, [], limit)
     return [
         SearchHit(
             conversation_id=row.conversation_id,
@@ -133,6 +134,17 @@ def search_messages(
         )
         for row in rows[:limit]
     ]
+
+
+def _verbatim(query: SearchQuery) -> str | None:
+    """A ``LIKE`` pattern of the query as typed (lower case), when that says more than its
+    terms (``astroid_manager.py`` against ``astroid/manager.py``); ASCII only, where
+    ``lower`` is the same on both databases."""
+    typed = " ".join(query.text.split()).lower()
+    if not typed.isascii() or typed == " ".join(query.whole):
+        return None
+    escaped = typed.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
 
 
 class _Row(NamedTuple):
@@ -169,9 +181,11 @@ def _select(
     filters: _Filters,
     before: Sequence[_Row],
     limit: int,
+    like: str | None = None,
 ) -> list[_Row]:
-    """The newest messages holding every phrase (``INTERSECT``) or any (``UNION``), but
-    none of ``before``, at most ``limit`` minus those."""
+    """The newest messages holding every phrase (``INTERSECT``) or any (``UNION``) (and,
+    given ``like``, the query as typed), but none of ``before``, at most ``limit`` minus
+    those."""
     selects: list[str] = []
     params: list[Param] = []
     for phrase in phrases:
@@ -187,15 +201,21 @@ def _select(
             "EXISTS (SELECT 1 FROM forge_archive_ranges r WHERE r.conversation_id = "
             "m.conversation_id AND r.lo <= m.seq AND r.hi >= m.seq)"
         )
+    if like is not None:
+        where.append("lower(m.text) LIKE ? ESCAPE '\\'")
+        params.append(like)
     if before:
         where.append(f"m.id NOT IN ({', '.join('?' * len(before))})")
         params.extend(row.message_id for row in before)
     params.append(limit - len(before))
+    # Newest first: in one conversation its seqs are in the order of the ids, and the
+    # (conversation, seq) index reads them newest first without looking at the others.
+    newest = "m.seq" if filters.conversation_id is not None else "m.id"
     # The refs of the (at most ``limit``) hits in the same query.
     found = db.read(
         f"SELECT h.id, h.conversation_id, h.seq, h.role, h.text, {_NEWEST_REF} FROM "
         "(SELECT m.id, m.conversation_id, m.seq, m.role, m.text FROM forge_messages m "
-        f"WHERE {' AND '.join(where)} ORDER BY m.id DESC LIMIT ?) h ORDER BY h.id DESC",
+        f"WHERE {' AND '.join(where)} ORDER BY {newest} DESC LIMIT ?) h ORDER BY h.id DESC",
         params,
     )
     return [
@@ -220,13 +240,16 @@ def _first(terms: Sequence[str], phrase: tuple[str, ...]) -> int | None:
 
 
 def snippet(text: str, query: SearchQuery) -> str:
-    """Plain text around the first place ``text`` holds the query (the exact phrase, else
-    its first word's phrase found), one line of at most :data:`SNIPPET_CHARS`."""
+    """Plain text around the first place ``text`` holds the query (as typed, else the exact
+    phrase, else its first word's phrase found), one line of at most :data:`SNIPPET_CHARS`."""
     text = unicodedata.normalize("NFC", text)
     located = list(located_terms(text))
     terms = [t.term for t in located]
     places = [_first(terms, phrase) for phrase in (query.whole, *query.phrases)]
     at = next((place for place in places if place is not None), None)
+    typed = text.lower().find(" ".join(query.text.split()).lower()) if text.isascii() else -1
+    if typed >= 0:
+        at = next((k for k, t in enumerate(located) if t.end > typed), at)
     if at is None:
         return _bounded(text, 0, len(text))
     lo, hi = max(0, at - SNIPPET_BEFORE), at - SNIPPET_BEFORE + SNIPPET_WORDS

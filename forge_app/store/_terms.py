@@ -29,6 +29,9 @@ from forge_app.errors import InvalidSearchQuery
 __all__: list[str] = []
 
 _TERM = re.compile(r"[^\W_]+")
+_ASCII_TERM = re.compile(r"[a-z0-9]+")
+""":data:`_TERM` in a lower-cased ASCII text (where NFC, NFKC and case folding change
+nothing but the case)."""
 MAX_TERM_CHARS = 64
 """A longer run of letters and digits (a hash, base64) is cut to its first 64 characters."""
 MAX_QUERY_TERMS = 64
@@ -57,6 +60,10 @@ def _normal(run: str) -> list[str]:
 
 def located_terms(text: str) -> Iterator[Term]:
     """The terms of ``text`` (already NFC) with their places, in order."""
+    if text.isascii():
+        for match in _ASCII_TERM.finditer(text.lower()):
+            yield Term(match.group()[:MAX_TERM_CHARS], match.start(), match.end())
+        return
     for match in _TERM.finditer(text):
         for term in _normal(match.group()):
             yield Term(term, match.start(), match.end())
@@ -64,6 +71,11 @@ def located_terms(text: str) -> Iterator[Term]:
 
 def terms(text: str) -> list[str]:
     """The terms of ``text``, in order (see the module's rule)."""
+    if text.isascii():  # the same rule, run by the regex engine alone
+        found: list[str] = _ASCII_TERM.findall(text.lower())
+        if max(map(len, found), default=0) <= MAX_TERM_CHARS:
+            return found
+        return [term[:MAX_TERM_CHARS] for term in found]
     return [t.term for t in located_terms(unicodedata.normalize("NFC", text))]
 
 
@@ -84,15 +96,23 @@ def fts_text(part: list[str]) -> str:
 
 
 def _lexeme(term: str) -> str:
-    return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
+    """A term quoted for a ``tsvector`` or ``tsquery`` literal (a term holds letters and
+    digits only: no quote or backslash to escape)."""
+    return "'" + term + "'"
+
+
+_POSITIONS = [str(at) for at in range(PART_TERMS + 1)]
 
 
 def tsvector_text(part: list[str]) -> str:
     """A part as a PostgreSQL ``tsvector`` literal: each term with its positions (from 1)."""
-    positions: dict[str, list[int]] = {}
+    positions: dict[str, list[str]] = {}
     for at, term in enumerate(part, start=1):
-        positions.setdefault(term, []).append(at)
-    return " ".join(f"{_lexeme(t)}:{','.join(map(str, p))}" for t, p in positions.items())
+        if term in positions:
+            positions[term].append(_POSITIONS[at])
+        else:
+            positions[term] = [_POSITIONS[at]]
+    return " ".join(["'" + t + "':" + ",".join(p) for t, p in positions.items()])
 
 
 def fts_phrase(phrase: tuple[str, ...]) -> str:

@@ -13,11 +13,12 @@ import pytest
 from forge_app.errors import InvalidSearchQuery, ToolFailed
 from forge_app.store import ArchivingEngine, ConversationRecorder, open_store
 from forge_app.store._backend import connect
-from forge_app.store._records import stored_row
+from forge_app.store._records import search_text, stored_row
 from forge_app.store._schema import MIGRATIONS
 from forge_app.store._url import parse_store_url
 from forge_domain import Context, TextMessage
 from tests.app.store.conftest import fresh_postgres_database
+from tests.sessions import session_paths
 
 DATA = Path(__file__).parent / "data"
 V1_STORE = DATA / "store-v1.db"
@@ -248,3 +249,30 @@ def test_recall_search_over_the_bounds_is_an_error_the_model_reads(store_url):
         engine, _ = _archived_secret(store)
         with pytest.raises(ToolFailed, match="at most 64"):
             engine.search({"query": " ".join(["deploy"] * 70)})
+
+
+@pytest.mark.skipif(not session_paths(), reason="the shared sessions are not on this machine")
+def test_search_finds_six_word_snippets_and_file_names_of_the_shared_sessions(store_url):
+    from benchmarks.store_search import PY_NAME, found, six_word_probes
+
+    missed, probes, names = [], 0, 0
+    with open_store(store_url) as store:
+        stored = []
+        for path in session_paths():
+            data = json.loads(path.read_text())
+            raw = data if isinstance(data, list) else data["messages"]
+            store.ensure_conversation(path.stem)
+            context = Context.from_openai(raw)
+            store.append(path.stem, list(context))
+            stored.append((path.stem, [search_text(m) for m in context]))
+        for conversation_id, texts in stored:
+            for seq, probe in six_word_probes(texts):
+                probes += 1
+                if not found(store, conversation_id, seq, probe):
+                    missed.append(probe)
+            for name in sorted({n for text in texts for n in PY_NAME.findall(text)}):
+                names += 1
+                hits = store.search(name, conversation_id=conversation_id, limit=1)
+                if not hits or name.lower() not in hits[0].snippet.lower():
+                    missed.append(name)
+    assert (missed, probes > 80, names > 100) == ([], True, True)
