@@ -17,7 +17,8 @@ partial matches, one conversation or all), median and p95.
 
     python -m benchmarks.store_search probes              # starts its own PostgreSQL
     python -m benchmarks.store_search scale --messages 1000000
-    python -m benchmarks.store_search scale --postgres URL --messages 100000
+    python -m benchmarks.store_search scale --postgres URL --messages 100000 --keep
+    python -m benchmarks.store_search latency --sqlite PATH --postgres URL  # kept stores
 """
 
 from __future__ import annotations
@@ -264,12 +265,18 @@ def _postgres(args: argparse.Namespace, pg_dir: Path) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=("probes", "scale"))
+    parser.add_argument("what", choices=("probes", "scale", "latency"))
+    parser.add_argument("--sqlite", help="latency: an existing SQLite store (a path)")
     parser.add_argument("--postgres", default=os.environ.get(URL_ENV))
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--keep", action="store_true", help="keep the stores built (paths shown)")
     args = parser.parse_args()
+    if args.what == "latency":
+        report = {"sqlite": latency(f"sqlite:///{args.sqlite}", args.runs)}
+        report["postgresql"] = latency(args.postgres, args.runs)
+        print(json.dumps(report, indent=2))
+        return
     work = Path(tempfile.mkdtemp(prefix="forge-search-bench-"))
     work.chmod(0o755)  # the server runs as its own user
     pg_dir = work / "pg"
