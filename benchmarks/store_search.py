@@ -38,6 +38,7 @@ from typing import Any
 
 import anyio
 import psycopg
+import structlog
 
 from forge_app.files import default_agent
 from forge_app.runtime import Replay
@@ -272,6 +273,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--keep", action="store_true", help="keep the stores built (paths shown)")
     args = parser.parse_args()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
     if args.what == "latency":
         report = {"sqlite": latency(f"sqlite:///{args.sqlite}", args.runs)}
         report["postgresql"] = latency(args.postgres, args.runs)
