@@ -44,6 +44,7 @@ from forge_app.files import default_agent
 from forge_app.runtime import Replay
 from forge_app.store import SessionStore, open_store
 from forge_app.store._records import search_text, stored_row
+from forge_app.store._search import PART_SLOTS
 from forge_app.store._terms import fts_text, parts, tsvector_text
 from forge_domain import Context
 from tests.app.store.postgres_server import URL_ENV, start, stop
@@ -188,8 +189,8 @@ def build_sqlite(path: Path, total: int, texts: list[str]) -> None:
                 (k, conversation, seq, body, model, text),
             )
             connection.executemany(
-                "INSERT INTO forge_message_terms (terms, message_id) VALUES (?, ?)",
-                [(fts_text(part), k) for part in parts(text)],
+                "INSERT INTO forge_message_terms (rowid, terms) VALUES (?, ?)",
+                [(k * PART_SLOTS + j, fts_text(part)) for j, part in enumerate(parts(text))],
             )
     connection.close()
 
@@ -268,6 +269,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("what", choices=("probes", "scale", "latency"))
     parser.add_argument("--sqlite", help="latency: an existing SQLite store (a path)")
+    parser.add_argument("--only", choices=("sqlite", "postgresql"), help="scale: one database")
     parser.add_argument("--postgres", default=os.environ.get(URL_ENV))
     parser.add_argument("--messages", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=20)
@@ -275,8 +277,11 @@ def main() -> None:
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
     if args.what == "latency":
-        report = {"sqlite": latency(f"sqlite:///{args.sqlite}", args.runs)}
-        report["postgresql"] = latency(args.postgres, args.runs)
+        report = {}
+        if args.sqlite:
+            report["sqlite"] = latency(f"sqlite:///{args.sqlite}", args.runs)
+        if args.postgres:
+            report["postgresql"] = latency(args.postgres, args.runs)
         print(json.dumps(report, indent=2))
         return
     work = Path(tempfile.mkdtemp(prefix="forge-search-bench-"))
@@ -297,6 +302,8 @@ def main() -> None:
                 ("sqlite", lambda: build_sqlite(sqlite, args.messages, texts), str(sqlite)),
                 ("postgresql", lambda: build_postgres(postgres, args.messages, texts), postgres),
             ):
+                if args.only not in (None, name):
+                    continue
                 began = time.perf_counter()
                 build()
                 built = time.perf_counter() - began

@@ -121,8 +121,7 @@ Step = str | Callable[[Cursor, Dialect], None]
 """A statement, or a function run with the migration's cursor (what SQL cannot compute)."""
 
 _SQLITE_V2: tuple[Step, ...] = (
-    "CREATE VIRTUAL TABLE forge_message_terms USING fts5("
-    "terms, message_id UNINDEXED, tokenize = 'ascii')",
+    "CREATE VIRTUAL TABLE forge_message_terms USING fts5(terms, content = '', tokenize = 'ascii')",
     index_all_messages,
     "DROP TABLE forge_message_fts",
 )

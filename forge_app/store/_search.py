@@ -46,19 +46,25 @@ SNIPPET_BEFORE = 6
 """Words of a snippet before the match."""
 SNIPPET_CHARS = 240
 """Most characters of one snippet."""
+PART_SLOTS = 1 << 20
+"""SQLite: part ``k`` of message ``id`` is FTS5 row ``id * PART_SLOTS + k`` (the FTS5 table
+is contentless), so the rows come newest message first by rowid, without reading a column
+(a message's terms past its first million parts, ~190 million terms, are not indexed)."""
+_FIRST_BATCH = 64
+"""SQLite: FTS5 rows read in the first batch of a search over every conversation."""
 
 
 def index_messages(cursor: Cursor, dialect: Dialect, rows: Iterable[tuple[int, str]]) -> None:
     """Store the terms of the messages ``(id, searchable text)`` for search."""
     values: list[tuple[Param, Param]] = []
     for message_id, text in rows:
-        for part in parts(text):
+        for k, part in enumerate(parts(text)[:PART_SLOTS]):
             if dialect == "sqlite":
-                values.append((fts_text(part), message_id))
+                values.append((message_id * PART_SLOTS + k, fts_text(part)))
             else:
                 values.append((message_id, tsvector_text(part)))
     columns, row = (
-        ("terms, message_id", "(?, ?)")
+        ("rowid, terms", "(?, ?)")
         if dialect == "sqlite"
         else ("message_id, tsv", "(?, ?::tsvector)")
     )
@@ -162,10 +168,12 @@ class _Filters(NamedTuple):
 
 
 def _matching(dialect: Dialect, phrase: tuple[str, ...]) -> tuple[str, Param]:
-    """The ids of the messages holding ``phrase`` (with repeats: one per part)."""
+    """PostgreSQL: the ids of the messages holding ``phrase`` (with repeats: one per part);
+    SQLite: whether message ``m`` holds it (one FTS5 lookup of its rows)."""
     if dialect == "sqlite":
         return (
-            "SELECT message_id FROM forge_message_terms WHERE forge_message_terms MATCH ?",
+            "EXISTS (SELECT 1 FROM forge_message_terms WHERE forge_message_terms MATCH ? "
+            f"AND rowid >= m.id * {PART_SLOTS} AND rowid < (m.id + 1) * {PART_SLOTS})",
             fts_phrase(phrase),
         )
     return (
@@ -192,7 +200,11 @@ def _select(
         sql, param = _matching(db.dialect, phrase)
         selects.append(sql)
         params.append(param)
-    where = [f"m.id IN ({f' {combine} '.join(selects)})"]
+    if db.dialect == "sqlite":
+        joiner = " AND " if combine == "INTERSECT" else " OR "
+        where = [f"({joiner.join(selects)})"]
+    else:
+        where = [f"m.id IN ({f' {combine} '.join(selects)})"]
     if filters.conversation_id is not None:
         where.append("m.conversation_id = ?")
         params.append(filters.conversation_id)
@@ -207,11 +219,18 @@ def _select(
     if before:
         where.append(f"m.id NOT IN ({', '.join('?' * len(before))})")
         params.extend(row.message_id for row in before)
+    if db.dialect == "sqlite" and filters.conversation_id is None:
+        return _streamed(db, phrases, combine, where, params, limit - len(before))
     params.append(limit - len(before))
     # Newest first: in one conversation its seqs are in the order of the ids, and the
     # (conversation, seq) index reads them newest first without looking at the others.
     newest = "m.seq" if filters.conversation_id is not None else "m.id"
-    # The refs of the (at most ``limit``) hits in the same query.
+    return _rows(db, where, params, newest)
+
+
+def _rows(db: Database, where: list[str], params: list[Param], newest: str) -> list[_Row]:
+    """The newest messages meeting ``where`` (``params`` end with the limit), with the refs
+    of the hits from the same query."""
     found = db.read(
         f"SELECT h.id, h.conversation_id, h.seq, h.role, h.text, {_NEWEST_REF} FROM "
         "(SELECT m.id, m.conversation_id, m.seq, m.role, m.text FROM forge_messages m "
@@ -229,6 +248,50 @@ def _select(
         )
         for i, conv, seq, role, text, ref in found
     ]
+
+
+def _streamed(
+    db: Database,
+    phrases: Sequence[tuple[str, ...]],
+    combine: str,
+    where: list[str],
+    params: list[Param],
+    want: int,
+) -> list[_Row]:
+    """SQLite over every conversation: FTS5 rows of the likely rarest phrase (every phrase
+    for ``UNION``) newest first, in growing batches; each batch's messages are checked
+    against ``where``, until ``want`` are found or the rows run out. (Reading every
+    matching row first took 9 s for ``the`` at 1,000,000 messages.)"""
+    if combine == "UNION":
+        driver = " OR ".join(fts_phrase(phrase) for phrase in phrases)
+    else:
+        driver = fts_phrase(max(phrases, key=lambda p: (len(p), max(map(len, p)))))
+    found: list[_Row] = []
+    below: int | None = None
+    batch = _FIRST_BATCH
+    while len(found) < want:
+        bound = "" if below is None else f" AND rowid < {below}"
+        rowids = db.read(
+            "SELECT rowid FROM forge_message_terms WHERE forge_message_terms MATCH ?"
+            f"{bound} ORDER BY rowid DESC LIMIT {batch}",
+            (driver,),
+        )
+        ids = list(dict.fromkeys(cast(int, row[0]) // PART_SLOTS for row in rowids))
+        if not ids:
+            break
+        below = ids[-1] * PART_SLOTS  # every part of the messages read is checked below
+        found.extend(
+            _rows(
+                db,
+                [*where, f"m.id IN ({', '.join(map(str, ids))})"],
+                [*params, want - len(found)],
+                "m.id",
+            )
+        )
+        if len(rowids) < batch:
+            break
+        batch *= 4
+    return found
 
 
 def _first(terms: Sequence[str], phrase: tuple[str, ...]) -> int | None:
