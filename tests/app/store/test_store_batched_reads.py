@@ -164,10 +164,13 @@ def test_store_search_and_expand_reads_do_not_grow_with_hits_or_ranges(store_url
             reads[0] = 0
             store.expand("c", ref)
             counts[f"expand {ranges} ranges"] = reads[0]
+    # SQLite reads the conversation's id window, then FTS5 rows newest first, then the
+    # messages of those rows: three reads however many hits (one query on PostgreSQL).
+    search_reads = 3 if store.dialect == "sqlite" else 1
     assert counts == {
-        "search 1 hits": 1,
-        "search 5 hits": 1,
-        "search 50 hits": 1,
+        "search 1 hits": search_reads,
+        "search 5 hits": search_reads,
+        "search 50 hits": search_reads,
         "expand 1 ranges": 4,
         "expand 60 ranges": 4,
     }
