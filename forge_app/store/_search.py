@@ -167,9 +167,16 @@ class _Filters(NamedTuple):
     archived_only: bool
 
 
-def _matching(dialect: Dialect, phrase: tuple[str, ...]) -> tuple[str, Param]:
-    """PostgreSQL: the ids of the messages holding ``phrase`` (with repeats: one per part);
-    SQLite: whether message ``m`` holds it (one FTS5 lookup of its rows)."""
+def _matching(dialect: Dialect, phrase: tuple[str, ...], one: bool) -> tuple[str, Param]:
+    """PostgreSQL: the ids of the messages holding ``phrase`` (with repeats: one per part),
+    or (``one`` conversation) whether message ``m`` holds it; SQLite: whether message ``m``
+    holds it (one FTS5 lookup of its rows)."""
+    if dialect == "postgresql" and one:
+        return (
+            "EXISTS (SELECT 1 FROM forge_message_terms t WHERE t.message_id = m.id "
+            "AND t.tsv @@ ?::tsquery)",
+            tsquery_phrase(phrase),
+        )
     if dialect == "sqlite":
         return (
             "EXISTS (SELECT 1 FROM forge_message_terms WHERE forge_message_terms MATCH ? "
@@ -197,10 +204,12 @@ def _select(
     selects: list[str] = []
     params: list[Param] = []
     for phrase in phrases:
-        sql, param = _matching(db.dialect, phrase)
+        sql, param = _matching(db.dialect, phrase, filters.conversation_id is not None)
         selects.append(sql)
         params.append(param)
-    if db.dialect == "sqlite":
+    if db.dialect == "sqlite" or filters.conversation_id is not None:
+        # Each message looked up: in one conversation on PostgreSQL, its messages are few
+        # and the set of messages holding a common word over every conversation is large.
         joiner = " AND " if combine == "INTERSECT" else " OR "
         where = [f"({joiner.join(selects)})"]
     else:
