@@ -37,6 +37,7 @@
     │   ├── ConversationNotFound  no conversation with that id in the store
     │   ├── ConversationChanged   another writer changed the conversation; re-read it
     │   └── UnknownRef            no archive with that ref in the conversation
+    ├── InvalidSearchQuery    a search query is too long (characters or words)
     ├── AdapterUnavailable    a framework adapter's extra is not installed (names the extra)
     ├── UnsupportedHistory    a framework history holds an item an adapter cannot read (index, type)
     ├── TelemetryUnavailable  telemetry is enabled but OpenTelemetry is not installed (``otel``)
@@ -399,6 +400,14 @@ class UnknownRef(StoreError, LookupError):
         super().__init__(
             url, problem or f"conversation {conversation_id!r} has no archive ref {ref!r}"
         )
+
+
+class InvalidSearchQuery(ForgeAppError, ValueError):
+    """A search query over the bounds (characters, words); ``problem`` says which."""
+
+    def __init__(self, problem: str) -> None:
+        self.problem = problem
+        super().__init__(f"search query too long: {problem}")
 
 
 class AdapterUnavailable(ForgeAppError, ImportError):

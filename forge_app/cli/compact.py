@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
 from forge_app.cli.compacting import compact_transcript
 from forge_app.cli.console import err
@@ -72,7 +73,10 @@ def compact_command(
     err.print(metrics_table(metrics))
     if metrics.trigger == "none":
         err.print(
-            f"[yellow]no trigger fired[/yellow]: {metrics.tokens_before:,} tokens is under the "
-            f"threshold of {metrics.token_threshold:,}; the transcript was written unchanged "
-            "(use --force to compact anyway)."
+            Text.assemble(
+                ("no trigger fired", "yellow"),
+                f": {metrics.tokens_before:,} tokens is under the threshold of "
+                f"{metrics.token_threshold:,}; the transcript was written unchanged "
+                "(use --force to compact anyway).",
+            )
         )

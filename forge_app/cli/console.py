@@ -11,10 +11,13 @@ from typing import Protocol, cast
 import typer
 from rich.console import Console
 
-err = Console(stderr=True, highlight=False, soft_wrap=False)
-"""Human-readable output: tables, progress, timelines."""
-out = Console(highlight=False, soft_wrap=True)
-"""Machine-readable output."""
+err = Console(stderr=True, highlight=False, soft_wrap=False, markup=False, emoji=False)
+"""Human-readable output: tables, progress, timelines.
+
+Strings are printed as text, never read as console markup (``[/INST]`` in a stored
+message or a query is shown as it is): style our own words with ``rich.text.Text``."""
+out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
+"""Machine-readable output (text, never markup)."""
 
 
 def counted(count: int, noun: str) -> str:

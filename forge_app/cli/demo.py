@@ -9,6 +9,7 @@ from typing import Annotated
 import anyio
 import typer
 from rich.rule import Rule
+from rich.text import Text
 
 from forge_app.cli.compacting import compact_transcript
 from forge_app.cli.console import err
@@ -101,7 +102,7 @@ def demo_command(
     err.print(
         f"A real SWE-agent session ({len(transcript.context)} messages, "
         f"~{transcript.context.token_count_approx():,} tokens) and the bundled agent "
-        f"[bold]{agent.id}[/bold] (token_threshold {compact.token_threshold:,}, "
+        f"{agent.id} (token_threshold {compact.token_threshold:,}, "
         f"eviction_window {compact.eviction_window}, retention_window {compact.retention_window})."
     )
     err.print()
@@ -112,7 +113,7 @@ def demo_command(
         transcript, agent, source=f"bundled {SESSION}", mode="manual"
     )
     err.print(metrics_table(metrics))
-    err.print("\n[bold]The summary message starts:[/bold]")
+    err.print(Text("\nThe summary message starts:", style="bold"))
     err.print(_summary_preview(compacted), markup=False, highlight=False)
     err.print()
     err.print(Rule("2. replay: turn by turn through hooks and CompactionHandler", align="left"))
@@ -130,9 +131,14 @@ def demo_command(
         err.print(f"wrote {output_dir}/compacted.json, replayed.json, timeline.svg and report.html")
     err.print()
     err.print(
-        "Next: [bold]forge-compact compact YOUR_SESSION.json -o out.json[/bold] "
-        "(add --force for a manual /compact: below the threshold too, keeping only the "
-        "retention window), "
-        "[bold]forge-compact replay YOUR_SESSION.json --chart timeline.svg[/bold], "
-        "[bold]forge-compact --help[/bold].",
+        Text.assemble(
+            "Next: ",
+            ("forge-compact compact YOUR_SESSION.json -o out.json", "bold"),
+            " (add --force for a manual /compact: below the threshold too, keeping only the "
+            "retention window), ",
+            ("forge-compact replay YOUR_SESSION.json --chart timeline.svg", "bold"),
+            ", ",
+            ("forge-compact --help", "bold"),
+            ".",
+        )
     )

@@ -213,12 +213,25 @@ def search_command(
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=50)] = 10,
     store: StoreOption = None,
 ) -> None:
-    """Search the original messages (every conversation unless --conversation)."""
+    """Search the original messages (every conversation unless --conversation).
+
+    Each word is matched as typed, a dotted name or path as its parts in order;
+    messages holding the whole query as a phrase come first, then those holding every
+    word (newest first). When none holds every word, the messages holding some are
+    shown as partial matches.
+    """
     with _history_store(store) as opened:
         if conversation is not None:
             opened.conversation(conversation)
         hits = opened.search(query, conversation_id=conversation, limit=limit)
-    table = Table(title=f"{len(hits)} match(es) for {query!r}", title_justify="left")
+    if hits and hits[0].partial:
+        title = (
+            f"no message holds every word of {query!r}; {len(hits)} partial match(es), "
+            "holding some of the words"
+        )
+    else:
+        title = f"{len(hits)} match(es) for {query!r}"
+    table = Table(title=title, title_justify="left")
     for column in ("conversation", "message", "role", "ref", "snippet"):
         table.add_column(column)
     for hit in hits:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import anyio
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from forge_app.cli._otel import otlp_telemetry
 from forge_app.cli.compacting import ensure_provider_valid
@@ -144,17 +145,17 @@ def timeline_table(turns: Sequence[ReplayTurn], threshold: int, title: str) -> T
     table.add_column(f"│ = {threshold:,}", no_wrap=True)
     table.add_column("compaction (range before→after)")
     for turn in turns:
-        events = [
-            f"[red]●[/red] {_what(c)} {c.original_tokens:,}→{c.compacted_tokens:,}"
+        events = Text(" ").join(
+            Text.assemble(("●", "red"), f" {_what(c)} {c.original_tokens:,}→{c.compacted_tokens:,}")
             for _, c in _compactions(turn)
-        ]
+        )
         table.add_row(
             str(turn.turn),
             str(turn.messages),
             _tokens(turn.tokens),
             f"~{turn.recorded_tokens:,}",
             _bar(int(turn.tokens), scale, threshold),
-            " ".join(events),
+            events,
         )
     return table
 

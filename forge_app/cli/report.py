@@ -127,7 +127,7 @@ def batch_table(
         name = str(Path(row.output).relative_to(outdir)) if row.output else Path(row.input).name
         table.add_row(name, *line)
     for name, _ in failures:
-        table.add_row(Path(name).name, "[red]failed[/red]", *[""] * (len(names) - 1))
+        table.add_row(Path(name).name, Text("failed", style="red"), *[""] * (len(names) - 1))
     unchanged = sum(1 for row in rows if _is_unchanged(row))
     table.caption = (
         f"{len(rows) - unchanged} compacted, {unchanged} unchanged, {len(failures)} failed"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.text import Text
 
 from forge_app.cli.console import counted, err, out
 from forge_app.cli.options import FormatName, Session
@@ -54,8 +55,8 @@ def validate_command(
     count = len(context)
     if violations:
         err.print(
-            f"[red]invalid[/red] ({label}): {counted(len(violations), 'violation')} in "
-            f"{counted(count, 'message')}"
+            Text("invalid", style="red"),
+            f"({label}): {counted(len(violations), 'violation')} in {counted(count, 'message')}",
         )
         raise typer.Exit(1)
     model = transcript.envelope.get("model")
@@ -63,6 +64,6 @@ def validate_command(
     size = context_tokens(context, counter.count)
     basis = f"provider usage + {counter.name}" if size.is_actual() else counter.name
     err.print(
-        f"[green]valid[/green] ({label}): {counted(count, 'message')}, {size.value:,} tokens "
-        f"({basis})"
+        Text("valid", style="green"),
+        f"({label}): {counted(count, 'message')}, {size.value:,} tokens ({basis})",
     )

@@ -22,7 +22,7 @@ from typing import Protocol, runtime_checkable
 
 import structlog
 
-from forge_app.errors import ToolFailed
+from forge_app.errors import InvalidSearchQuery, ToolFailed
 from forge_app.store._recall import message_block, paginate, render_hits, render_page
 from forge_app.store._recorder import ConversationRecorder
 from forge_domain import (
@@ -161,12 +161,16 @@ class ArchivingEngine(DelegatingEngine):
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise ToolFailed(f"recall_search 'limit' must be a positive integer, got {limit!r}")
         recorder = self.recorder
-        hits = recorder.store.search(
-            query,
-            conversation_id=recorder.conversation_id,
-            limit=min(limit, SEARCH_RESULTS),
-            archived_only=True,
-        )
+        try:
+            hits = recorder.store.search(
+                query,
+                conversation_id=recorder.conversation_id,
+                limit=min(limit, SEARCH_RESULTS),
+                archived_only=True,
+                redacted=True,
+            )
+        except InvalidSearchQuery as exc:
+            raise ToolFailed(f"recall_search {exc}") from exc
         self.recall_uses[SEARCH] += 1
         _log.info(
             "recall_searched",

@@ -2,8 +2,10 @@
 
 A page holds at most ``page_chars`` characters (a fraction of the model's window),
 so expanding can never overflow the window by itself; a message longer than a page
-continues on the next one. Texts are shown verbatim, so an exact error message
-comes back exactly.
+continues on the next one. Texts are shown as they were, so an exact error message
+comes back exactly, except secrets: what goes back into a context passes through the
+summaries' one rule (``forge_app.summary.redact``); a person's ``history export`` and
+``history expand`` keep the originals.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 from collections.abc import Sequence
 
 from forge_app.store._records import SearchHit, StoredMessage
+from forge_app.summary import redact
 from forge_domain import JsonValue
 
 __all__: list[str] = []
@@ -21,7 +24,15 @@ def render_hits(query: str, hits: Sequence[SearchHit]) -> str:
     """One line per hit: its ref, position, role and snippet."""
     if not hits:
         return f"no archived message matches {query!r}"
-    lines = [f"{len(hits)} archived message(s) match {query!r}; recall_expand a ref to read them:"]
+    if hits[0].partial:
+        lines = [
+            f"no archived message holds every word of {query!r}; {len(hits)} hold some of "
+            "them (partial matches, not the answer); recall_expand a ref to read them:"
+        ]
+    else:
+        lines = [
+            f"{len(hits)} archived message(s) match {query!r}; recall_expand a ref to read them:"
+        ]
     lines.extend(
         f"- ref {hit.ref or '(in context)'} · message {hit.seq} ({hit.role}): {hit.snippet}"
         for hit in hits
@@ -46,7 +57,8 @@ def _text(content: JsonValue) -> str:
 
 
 def message_block(message: StoredMessage) -> str:
-    """A message as the model reads it: a header line, then its text verbatim and its calls."""
+    """A message as the model reads it: a header line, then its text and its calls, secrets
+    redacted (:func:`forge_app.summary.redact`)."""
     body = message.openai()
     header = f"--- message {message.seq} · {message.role}"
     if isinstance(body.get("tool_call_id"), str):
@@ -59,7 +71,7 @@ def message_block(message: StoredMessage) -> str:
             lines.append(
                 f"-> call {call.get('id')}: {function.get('name')}({function.get('arguments')})"
             )
-    return "\n".join(line for line in lines if line)
+    return redact("\n".join(line for line in lines if line))
 
 
 CONTINUED = "\n[continues on the next page]\n"

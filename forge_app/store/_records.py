@@ -126,9 +126,11 @@ class SearchHit:
     role: str
     """Its role."""
     snippet: str
-    """The matching words in context, marked ``[like this]``, bounded."""
+    """Plain text around the match, one bounded line."""
     ref: str | None
     """The newest archive ref that holds it (None: never compacted, still in the context)."""
+    partial: bool = False
+    """True: no message holds every word of the query; this one holds some of them."""
 
 
 def to_ranges(seqs: Iterable[int]) -> tuple[tuple[int, int], ...]:

@@ -17,19 +17,27 @@ Tables (every name starts with ``forge_``, so a shared PostgreSQL database is fi
   ``t`` one message replaced in place (a pruned or cut tool output); what it
   replaced, what replaced it, the engine, the ``CompactionResult``;
 - ``forge_archive_ranges``: the original messages (``seq`` ranges) each archive stands for;
-- full-text search: an FTS5 table (SQLite) or a generated ``tsvector`` with a GIN
-  index (PostgreSQL).
+- ``forge_message_terms``: full-text search, each message's terms (``_terms.py``, one
+  rule on both databases) in overlapping parts: an FTS5 table (``ascii`` tokenizer) on
+  SQLite, a ``tsvector`` built by our code with a GIN index on PostgreSQL.
+
+Version 1 searched with the databases' own tokenisers (FTS5 ``porter unicode61``, a
+generated ``tsvector`` of ``english``); version 2 indexes the terms of every stored
+message again and drops those.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from forge_app.errors import StoreCorrupt, StoreSchemaTooNew, StoreUnavailable
 from forge_app.store._backend import NO_STORE, Cursor, Database
+from forge_app.store._search import index_all_messages
 from forge_app.store._url import Dialect
 
 __all__: list[str] = []
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The schema this version of forge-compact reads and writes."""
 
 _COMMON_V1 = (
@@ -110,17 +118,38 @@ _POSTGRES_V1 = (
     )""",
 )
 
-_CONVERSATION_VERSION = (
+Step = str | Callable[[Cursor, Dialect], None]
+"""A statement, or a function run with the migration's cursor (what SQL cannot compute)."""
+
+_SQLITE_V2: tuple[Step, ...] = (
+    "CREATE VIRTUAL TABLE forge_message_terms USING fts5(terms, content = '', tokenize = 'ascii')",
+    index_all_messages,
+    "DROP TABLE forge_message_fts",
+)
+
+_POSTGRES_V2: tuple[Step, ...] = (
+    """CREATE TABLE forge_message_terms (
+        message_id BIGINT NOT NULL REFERENCES forge_messages (id),
+        tsv tsvector NOT NULL
+    )""",
+    index_all_messages,
+    "CREATE INDEX forge_message_terms_tsv ON forge_message_terms USING GIN (tsv)",
+    "CREATE INDEX forge_message_terms_message ON forge_message_terms (message_id)",
+    "DROP INDEX forge_messages_tsv",
+    "ALTER TABLE forge_messages DROP COLUMN tsv",
+)
+
+_CONVERSATION_VERSION: tuple[Step, ...] = (
     "ALTER TABLE forge_conversations ADD COLUMN version INTEGER NOT NULL DEFAULT 0",
 )
-"""Version 2: each conversation counts the writes that changed its stored context (an
+"""Version 3: each conversation counts the writes that changed its stored context (an
 append, a compaction), so a writer that read an older one is found in its transaction."""
 
-MIGRATIONS: dict[Dialect, tuple[tuple[str, ...], ...]] = {
-    "sqlite": (_SQLITE_V1, _CONVERSATION_VERSION),
-    "postgresql": (_POSTGRES_V1, _CONVERSATION_VERSION),
+MIGRATIONS: dict[Dialect, tuple[tuple[Step, ...], ...]] = {
+    "sqlite": (_SQLITE_V1, _SQLITE_V2, _CONVERSATION_VERSION),
+    "postgresql": (_POSTGRES_V1, _POSTGRES_V2, _CONVERSATION_VERSION),
 }
-"""Per dialect, the statements of migration ``n`` at index ``n - 1``."""
+"""Per dialect, the steps of migration ``n`` at index ``n - 1``."""
 
 
 def _tables(db: Database, cursor: Cursor) -> set[str]:
@@ -161,7 +190,10 @@ def migrate(db: Database, *, create: bool = True) -> int:
         for version, statements in enumerate(MIGRATIONS[db.dialect], start=1):
             if version > found:
                 for statement in statements:
-                    cursor.run(statement)
+                    if callable(statement):
+                        statement(cursor, db.dialect)
+                    else:
+                        cursor.run(statement)
         if found < SCHEMA_VERSION:
             cursor.run("UPDATE forge_schema SET version = ?", (SCHEMA_VERSION,))
     return found

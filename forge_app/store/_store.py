@@ -45,10 +45,11 @@ from forge_app.store._records import (
     StoredMessage,
     conversation_info,
     parse_ref,
+    search_text,
     stored_row,
 )
 from forge_app.store._schema import migrate
-from forge_app.store._search import search_messages
+from forge_app.store._search import index_messages, search_messages
 from forge_app.store._snapshot import (
     SavedConversation,
     Snapshot,
@@ -56,6 +57,7 @@ from forge_app.store._snapshot import (
     load_saved,
     stored_state,
 )
+from forge_app.store._terms import parts, tsvector_text
 from forge_app.store._url import parse_store_url
 from forge_domain import ContextMessage, JsonObject
 
@@ -67,6 +69,9 @@ _SELECT_CONVERSATIONS = (
     "FROM forge_conversations c"
 )
 """The columns :func:`conversation_info` reads, of every conversation."""
+_ONE_STATEMENT_CHARS = 200_000
+"""PostgreSQL appends messages of at most this much searchable text in one statement
+(their search terms are parameters of it too); more take a transaction of batches."""
 
 
 def _now() -> str:
@@ -169,7 +174,12 @@ class SessionStore:
         Raises:
             StoreError: ``create_for`` is given and the conversation already exists.
         """
-        if create_for is None and self.dialect == "postgresql" and 0 < len(messages) <= BATCH_ROWS:
+        if (
+            create_for is None
+            and self.dialect == "postgresql"
+            and 0 < len(messages) <= BATCH_ROWS
+            and sum(len(search_text(m)) for m in messages) <= _ONE_STATEMENT_CHARS
+        ):
             return self._append_in_one_statement(conversation_id, messages, runtime)
         with self._db.write() as cursor:
             if create_for is not None and not self._create(cursor, conversation_id, create_for):
@@ -186,17 +196,31 @@ class SessionStore:
         sets, params = _seq_allocation(count, runtime)
         params.extend((conversation_id, count, conversation_id))
         rows_sql = []
+        terms_sql: list[str] = []
+        terms_params: list[Param] = []
         for k, message in enumerate(messages):
             rows_sql.append(f"({k}, ?::text, ?::text, ?::text, ?::text)")
-            params.extend(stored_row(message))
+            row = stored_row(message)
+            params.extend(row)
+            for part in parts(row[3]):
+                terms_sql.append(f"({k}, ?::tsvector)")
+                terms_params.append(tsvector_text(part))
+        # The message rows and their search terms (``_terms.py``) in the same statement.
+        index = (
+            ", terms AS (INSERT INTO forge_message_terms (message_id, tsv) "
+            "SELECT ins.id, t.tsv FROM ins, alloc, "
+            f"(VALUES {', '.join(terms_sql)}) AS t (k, tsv) WHERE ins.seq = alloc.first + t.k)"
+            if terms_sql
+            else ""
+        )
         rows = self._db.read(
             f"WITH alloc AS (UPDATE forge_conversations SET {sets} WHERE id = ? "
             "RETURNING next_seq - ? AS first, version), "
-            "added AS (INSERT INTO forge_messages (conversation_id, seq, role, body, model, text) "
+            "ins AS (INSERT INTO forge_messages (conversation_id, seq, role, body, model, text) "
             "SELECT ?, alloc.first + v.k, v.role, v.body, v.model, v.text FROM alloc, "
-            f"(VALUES {', '.join(rows_sql)}) AS v (k, role, body, model, text) RETURNING seq) "
-            "SELECT added.seq, alloc.version FROM added, alloc",
-            params,
+            f"(VALUES {', '.join(rows_sql)}) AS v (k, role, body, model, text) "
+            f"RETURNING id, seq){index} SELECT ins.seq, alloc.version FROM ins, alloc",
+            [*params, *terms_params],
         )
         if not rows:
             raise ConversationNotFound(self.url, conversation_id)
@@ -236,11 +260,15 @@ class SessionStore:
                 + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(chunk)),
                 values,
             )
-        if self.dialect == "sqlite" and count:
-            cursor.run(
-                "INSERT INTO forge_message_fts (rowid, text) SELECT id, text FROM forge_messages "
-                "WHERE conversation_id = ? AND seq >= ? AND seq <= ?",
+        if count:
+            ids = cursor.run(
+                "SELECT id FROM forge_messages WHERE conversation_id = ? AND seq >= ? "
+                "AND seq <= ? ORDER BY seq",
                 (conversation_id, seqs[0], seqs[-1]),
+            )
+            texts = (stored_row(message)[3] for message in messages)
+            index_messages(
+                cursor, self.dialect, zip((cast(int, row[0]) for row in ids), texts, strict=True)
             )
         return Appended(seqs, version)
 
@@ -333,11 +361,17 @@ class SessionStore:
         conversation_id: str | None = None,
         limit: int = 10,
         archived_only: bool = False,
+        redacted: bool = False,
     ) -> list[SearchHit]:
-        """Original messages matching ``query`` (all its words, else any), best first.
+        """Original messages matching ``query``: the exact phrase first, then all its words
+        (newest first in each); only when none holds them all, hits marked ``partial``.
 
         ``limit`` is capped at 50; ``archived_only`` keeps messages some archive holds
-        (what compaction took out of the context).
+        (what compaction took out of the context); ``redacted`` takes secrets out of the
+        snippets (for a model).
+
+        Raises:
+            InvalidSearchQuery: the query is over the bounds (1,000 characters, 64 words).
         """
         return search_messages(
             self._db,
@@ -345,6 +379,7 @@ class SessionStore:
             conversation_id=conversation_id,
             limit=limit,
             archived_only=archived_only,
+            redacted=redacted,
         )
 
     def load(self, conversation_id: str) -> SavedConversation:

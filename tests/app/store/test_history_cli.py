@@ -221,3 +221,43 @@ def test_history_show_counts_the_context_without_parsing_its_messages(store_url:
         "conversation conv (agent coder): 6 original messages, 4 in the current context, "
         "1 archive refs",
     )
+
+
+def test_history_prints_stored_text_queries_and_ids_as_text_not_markup(store_url):
+    from forge_app.store import open_store
+    from forge_domain import TextMessage
+
+    text = "[INST] fix it [/INST] No module named 'functional' [/bold] :smile:"
+    with open_store(store_url) as store:
+        store.ensure_conversation("[/bold]conv")
+        store.append("[/bold]conv", [TextMessage.user(text)])
+    searched = forge("history", "search", "[/INST] functional", "--store", store_url)
+    listed = forge("history", "list", "--store", store_url)
+    shown = forge("history", "show", "[/bold]conv", "--store", store_url)
+    assert [r.returncode for r in (searched, listed, shown)] == [0, 0, 0]
+    assert text in searched.stderr
+    assert "1 match(es) for '[/INST] functional'" in searched.stderr
+    assert "[/bold]conv" in listed.stderr
+    assert "conversation [/bold]conv" in shown.stderr
+
+
+def test_history_search_partial_hits_are_labelled_partial(store_url):
+    from forge_app.store import open_store
+    from forge_domain import TextMessage
+
+    with open_store(store_url) as store:
+        store.ensure_conversation("conv")
+        store.append("conv", [TextMessage.user("PersonName.encode is unused")])
+    exact = forge("history", "search", "PersonName.decode", "--store", store_url)
+    some = forge("history", "search", "PersonName zebra", "--store", store_url)
+    assert (exact.returncode, some.returncode) == (0, 0)
+    assert "0 match(es) for 'PersonName.decode'" in exact.stderr
+    assert "no message holds every word of 'PersonName zebra'; 1 partial match" in some.stderr
+
+
+def test_history_search_query_over_the_bounds_is_one_line_and_exit_2(store_url):
+    query = " ".join(["word"] * 20_000)
+    searched = forge("history", "search", query, "--store", store_url)
+    assert searched.returncode == 2
+    assert searched.stderr.count("\n") == 1
+    assert "search query too long: 99,999 characters (at most 1,000)" in searched.stderr

@@ -76,9 +76,8 @@ def test_store_search_finds_the_error_text_with_a_snippet(store_url):
         store.ensure_conversation("conv")
         store.append("conv", list(_context()))
         hits = store.search("no rule to make target", conversation_id="conv")
-    assert [(h.seq, h.role, h.ref) for h in hits] == [(4, "tool", None)]
-    assert "[rule]" in hits[0].snippet
-    assert len(hits[0].snippet) <= 240
+    assert [(h.seq, h.role, h.ref, h.partial) for h in hits] == [(4, "tool", None, False)]
+    assert hits[0].snippet == "make: *** No rule to make target 'all'. Stop. exit code 2"
 
 
 def test_store_search_without_words_or_matches_is_empty(store_url):
@@ -87,15 +86,15 @@ def test_store_search_without_words_or_matches_is_empty(store_url):
         store.append("conv", list(_context()))
         actual = (store.search("!!! ???"), store.search("zebra"), store.search('"make" OR ('))
     assert actual[:2] == ([], [])
-    assert sorted(h.seq for h in actual[2]) == [3, 4]
+    assert sorted((h.seq, h.partial) for h in actual[2]) == [(3, True), (4, True)]
 
 
-def test_store_search_falls_back_to_any_word(store_url):
+def test_store_search_without_all_words_gives_hits_marked_partial(store_url):
     with open_store(store_url) as store:
         store.ensure_conversation("conv")
         store.append("conv", list(_context()))
         hits = store.search("makefile zebra")
-    assert [h.seq for h in hits] == [5]
+    assert [(h.seq, h.partial) for h in hits] == [(5, True)]
 
 
 def _compacted(store, conversation_id="conv"):

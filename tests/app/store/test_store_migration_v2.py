@@ -80,4 +80,4 @@ def test_store_version_1_migrates_to_conversation_versions(store_url, monkeypatc
         rows = store._db.read("SELECT version FROM forge_schema")
     assert (saved.messages, saved.version) == (tuple(MESSAGES), 0)
     assert (after.version, recorder.version, len(after.messages)) == (2, 2, 3)
-    assert rows == [(SCHEMA_VERSION,)] == [(2,)]
+    assert rows == [(SCHEMA_VERSION,)] == [(3,)]

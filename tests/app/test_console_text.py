@@ -1,0 +1,35 @@
+"""The command line's consoles print strings as text: never console markup, never emoji codes."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.table import Table
+
+from forge_app.cli.console import err, out
+
+TEXTS = [
+    "[INST] fix it [/INST]",
+    "No module named '[functional]' [/bold]",
+    "[red]not red[/red] :smile: [link=x]y[/link]",
+]
+
+
+@pytest.mark.parametrize("console", [err, out], ids=["err", "out"])
+@pytest.mark.parametrize("text", TEXTS)
+def test_console_prints_user_text_as_it_is(console, text):
+    table = Table(title=text)
+    table.add_column(text)
+    table.add_row(text)
+    buffer = io.StringIO()
+    saved = console.file
+    console.file = buffer
+    try:
+        console.print(text, width=200)
+        console.print(table, width=200)
+    finally:
+        console.file = saved
+    lines = buffer.getvalue().splitlines()
+    assert lines[0] == text
+    assert sum(text in line for line in lines) == 4
