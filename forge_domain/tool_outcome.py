@@ -34,6 +34,7 @@ __all__ = [
     "output_outcome",
     "output_reports_failure",
     "pruned_output",
+    "shows_error_line",
     "shows_traceback",
 ]
 
@@ -69,6 +70,12 @@ _NOISE = re.compile(
 _ERRORISH = re.compile(
     r"error|exception|fail|fatal|not found|no such|cannot|can't|denied|invalid|unable"
     r"|refused|timed out|killed|abort|segmentation|^E\s{2,}",
+    re.IGNORECASE,
+)
+_ERROR_LINE = re.compile(
+    r"(?:^|: )(?:error|fatal|E)(?:\[\w+\])?: "  # Error: …, fatal: …, bash: x: error: …, E: …
+    r"|: (?:No such file or directory|command not found|Permission denied)$"
+    r"|^g?make(?:\[\d+\])?: \*\*\* .* Error \d+$",  # make's failed target
     re.IGNORECASE,
 )
 _NAMED_ERROR = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception)\b:")
@@ -279,6 +286,13 @@ def merged_evidence(last: str | None, earlier: str | None) -> str | None:
         if all(head != kept.split(EVIDENCE_SEPARATOR, 1)[0] for kept in runs):
             runs.append(run)
     return EARLIER_EVIDENCE.join(runs[:EVIDENCE_RUNS])
+
+
+def shows_error_line(output: str) -> bool:
+    """Return True when a line of ``output`` is a shell error as programs print them
+    (``Error: …``, ``fatal: …``, ``bash: x: No such file or directory``, ``make: *** …
+    Error 1``): what an output without an exit code shows when its command went wrong."""
+    return any(_ERROR_LINE.search(line) for line in _content_lines(output))
 
 
 def shows_traceback(output: str) -> bool:
