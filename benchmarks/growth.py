@@ -72,6 +72,7 @@ def cli_compact(size: int) -> tuple[int, float, int]:
             check=True,
             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
             stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

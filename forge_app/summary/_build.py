@@ -27,30 +27,45 @@ def with_last_error(summary: ContextSummary, messages: Sequence[ContextMessage])
     """``summary`` of ``messages`` with the evidence of its last error on the command
     line it belongs to, when only the output's error lines show it (see the module).
 
-    Walks the command lines from the newest and stops at the first line that already
-    shows an error (failed, or with evidence): that one is the last error. Only the
-    outputs of commands (``Execute`` lines) are read.
+    The command lines after the last line that already shows an error (failed, or with
+    evidence) are the candidates; their outputs are read newest first, and the first one
+    whose first or last line is an error (:func:`shows_error_line`) gets the evidence.
     """
-    outputs = {m.call_id: m for m in messages if isinstance(m, ToolResult) and m.call_id}
+    candidates: dict[str, tuple[int, int]] = {}  # call id -> position of its line
     for block_index in range(len(summary.blocks) - 1, -1, -1):
-        block = summary.blocks[block_index]
-        for item_index in range(len(block.contents) - 1, -1, -1):
-            item = block.contents[item_index]
-            if not isinstance(item, ToolCallItem):
+        contents = summary.blocks[block_index].contents
+        for item_index in range(len(contents) - 1, -1, -1):
+            item = contents[item_index]
+            if type(item) is not ToolCallItem:
                 continue
             if not item.is_success or item.evidence is not None:
-                return summary
-            result = outputs.get(item.id) if item.id and item.tool.kind == "shell" else None
-            if result is None or not shows_error_line(result.text):
-                continue
-            contents = list(block.contents)
-            contents[item_index] = item.model_copy(
-                update={"evidence": failure_evidence(result.text)}
-            )
-            blocks = list(summary.blocks)
-            blocks[block_index] = block.model_copy(update={"contents": tuple(contents)})
-            return summary.model_copy(update={"blocks": tuple(blocks)})
+                break
+            if item.id and item.tool.kind == "shell":
+                candidates.setdefault(item.id, (block_index, item_index))
+        else:
+            continue
+        break
+    if not candidates:
+        return summary
+    for message in reversed(messages):
+        if type(message) is not ToolResult or message.call_id not in candidates:
+            continue
+        if shows_error_line(message.text):
+            return _with_evidence(summary, candidates[message.call_id], message.text)
     return summary
+
+
+def _with_evidence(summary: ContextSummary, at: tuple[int, int], output: str) -> ContextSummary:
+    """``summary`` with the line at ``at`` given the evidence of ``output``."""
+    block_index, item_index = at
+    block = summary.blocks[block_index]
+    contents = list(block.contents)
+    contents[item_index] = contents[item_index].model_copy(
+        update={"evidence": failure_evidence(output)}
+    )
+    blocks = list(summary.blocks)
+    blocks[block_index] = block.model_copy(update={"contents": tuple(contents)})
+    return summary.model_copy(update={"blocks": tuple(blocks)})
 
 
 def build_summary(messages: Sequence[ContextMessage], catalog: ToolCatalog) -> ContextSummary:
