@@ -34,9 +34,8 @@ __all__ = [
     "output_outcome",
     "output_reports_failure",
     "pruned_output",
-    "shows_error_line",
     "shows_traceback",
-]
+]  # shows_error_line: internal, for forge_app's span summary
 
 Outcome: TypeAlias = Literal["failed", "ok", "unknown"]
 """How a call went: its output shows a failure, shows success, or says neither."""

@@ -20,7 +20,7 @@ from forge_domain.summary import ContextSummary, ToolCallItem
 from forge_domain.tool_catalog import ToolCatalog
 from forge_domain.tool_outcome import failure_evidence, shows_error_line
 
-__all__ = ["build_summary"]
+__all__: list[str] = []  # internal: used by the compactor and the LLM engine
 
 
 def with_last_error(summary: ContextSummary, messages: Sequence[ContextMessage]) -> ContextSummary:
