@@ -8,7 +8,8 @@ cache``, ``bash: ./ponyc: No such file or directory``). When the last line of th
 summary that shows an error is such a command's, its error lines become that line's
 evidence, so the budget keeps them word for word (it keeps the last line with evidence
 whole); earlier ones are left as they were, so they take no room from the failures the
-outcome reading found.
+outcome reading found. Only the newest :data:`REACH` commands are read: an error that
+many commands back is no longer the last thing that went wrong.
 """
 
 from __future__ import annotations
@@ -22,14 +23,18 @@ from forge_domain.tool_outcome import failure_evidence, shows_error_line
 
 __all__: list[str] = []  # internal: used by the compactor and the LLM engine
 
+REACH = 64
+"""How many of the newest command lines are read for the last error."""
+
 
 def with_last_error(summary: ContextSummary, messages: Sequence[ContextMessage]) -> ContextSummary:
     """``summary`` of ``messages`` with the evidence of its last error on the command
     line it belongs to, when only the output's error lines show it (see the module).
 
-    The command lines after the last line that already shows an error (failed, or with
-    evidence) are the candidates; their outputs are read newest first, and the first one
-    whose first or last line is an error (:func:`shows_error_line`) gets the evidence.
+    The candidates are the newest :data:`REACH` command lines after the last line that
+    already shows an error (failed, or with evidence); their outputs are read newest first,
+    and the first whose first or last line is an error (:func:`shows_error_line`) gets the
+    evidence. The cost does not grow with the span.
     """
     candidates: dict[str, tuple[int, int]] = {}  # call id -> position of its line
     for block_index in range(len(summary.blocks) - 1, -1, -1):
@@ -38,20 +43,22 @@ def with_last_error(summary: ContextSummary, messages: Sequence[ContextMessage])
             item = contents[item_index]
             if type(item) is not ToolCallItem:
                 continue
-            if not item.is_success or item.evidence is not None:
+            if not item.is_success or item.evidence is not None or len(candidates) >= REACH:
                 break
             if item.id and item.tool.kind == "shell":
                 candidates.setdefault(item.id, (block_index, item_index))
         else:
             continue
         break
-    if not candidates:
-        return summary
+    unread = len(candidates)
     for message in reversed(messages):
+        if not unread:
+            break
         if type(message) is not ToolResult or message.call_id not in candidates:
             continue
         if shows_error_line(message.text):
             return _with_evidence(summary, candidates[message.call_id], message.text)
+        unread -= 1
     return summary
 
 

@@ -95,3 +95,25 @@ def test_compactor_keeps_last_error_of_shared_sessions(
     compactor = Compactor(default_agent().with_compaction_threshold(window).compact)
     actual = _summary_text(compactor.compact(fixture, compactor.forced_strategy()).context)
     assert error in actual
+
+
+def test_compactor_reads_only_the_newest_commands_for_the_last_error() -> None:
+    """An error more than ``REACH`` commands back is not the last thing that went wrong."""
+    messages = _session("compiled 12 files")
+    error = "Error: could not load cache"
+    messages[2] = ToolResult(call_id="c0", content=error)  # the first of 40 commands
+    compactor = Compactor(Compact(retention_window=2, summary_max_tokens=4_000))
+    with_reach = _summary_text(
+        compactor.compact(Context(messages), compactor.forced_strategy()).context
+    )
+    more = (
+        messages[:-2]
+        + [
+            m
+            for i in range(30)
+            for m in (_shell(f"d{i}", f"ls /d{i}"), ToolResult(call_id=f"d{i}", content="x"))
+        ]
+        + messages[-2:]
+    )
+    beyond = _summary_text(compactor.compact(Context(more), compactor.forced_strategy()).context)
+    assert (error in with_reach, error in beyond) == (True, False)  # 41 commands, then 71
