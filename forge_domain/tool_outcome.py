@@ -35,7 +35,7 @@ __all__ = [
     "output_reports_failure",
     "pruned_output",
     "shows_traceback",
-]
+]  # shows_error_line: internal, for forge_app's span summary
 
 Outcome: TypeAlias = Literal["failed", "ok", "unknown"]
 """How a call went: its output shows a failure, shows success, or says neither."""
@@ -71,6 +71,13 @@ _ERRORISH = re.compile(
     r"|refused|timed out|killed|abort|segmentation|^E\s{2,}",
     re.IGNORECASE,
 )
+_ERROR_LINE = re.compile(
+    r"(?:^|: )(?:[Ee]rror|ERROR|[Ff]atal|FATAL|E)(?:\[\w+\])?: "  # Error: …, x: error: …
+    r"|: (?:No such file or directory|command not found|Permission denied)$"
+    r"|^g?make(?:\[\d+\])?: \*\*\* .* Error \d+$"  # make's failed target
+)
+_EDGE_CHARS = 400
+"""How far into an output its first line, and back from its end its last line, are read."""
 _NAMED_ERROR = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception)\b:")
 _FAILED_TEST = re.compile(r"(?:FAILED|ERROR) \S+")
 _ASSERTION = re.compile(r"E\s{2,}\S")
@@ -279,6 +286,19 @@ def merged_evidence(last: str | None, earlier: str | None) -> str | None:
         if all(head != kept.split(EVIDENCE_SEPARATOR, 1)[0] for kept in runs):
             runs.append(run)
     return EARLIER_EVIDENCE.join(runs[:EVIDENCE_RUNS])
+
+
+def shows_error_line(output: str) -> bool:
+    """Return True when the first or the last line of ``output`` is a shell error as
+    programs print them (``Error: …``, ``fatal: …``, ``bash: x: No such file or
+    directory``, ``make: *** … Error 1``): what an output without an exit code shows when
+    its command went wrong (a shell prints why a command could not run first, a failed
+    build ends with it). Two short lines are read, whatever the output's size."""
+    head = output[:_EDGE_CHARS].lstrip()
+    first = head.split("\n", 1)[0].strip()
+    tail = output[-_EDGE_CHARS:].rstrip()
+    last = tail[tail.rfind("\n") + 1 :].strip()
+    return _ERROR_LINE.search(first) is not None or _ERROR_LINE.search(last) is not None
 
 
 def shows_traceback(output: str) -> bool:

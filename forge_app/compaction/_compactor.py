@@ -33,6 +33,7 @@ from forge_app.summary._budget import (
     limit_texts,
     longest_text,
 )
+from forge_app.summary._build import build_summary
 from forge_app.summary._fit_summary import fit_summary
 from forge_app.summary._frame import SummaryFrame, is_summary_text
 from forge_app.summary.transformers import SummaryTransformer, redaction_memo
@@ -206,7 +207,7 @@ class Compactor:
             for message in earlier
             for block in ContextSummary.model_validate(message.summary_data).blocks
         ]
-        blocks.extend(ContextSummary.from_messages(fresh, self._catalog).blocks)
+        blocks.extend(build_summary(fresh, self._catalog).blocks)
         summary = prepared_summary(ContextSummary.of_blocks(blocks), self._transform, text_limit)
         tokens = self.config.summary_budget()
         if budget is not None:

@@ -15,7 +15,7 @@ from forge_domain import (
     pruned_output,
     shows_traceback,
 )
-from forge_domain.tool_outcome import evidence_runs, merged_evidence
+from forge_domain.tool_outcome import evidence_runs, merged_evidence, shows_error_line
 
 OUTCOME_ROWS = [
     ("returncode-0", "<returncode>0</returncode>\n<output>\nok\n</output>", "ok"),
@@ -221,3 +221,24 @@ def test_merged_evidence_keeps_each_distinct_error_newest_first(last, earlier, m
         merged,
         merged.split("; earlier: ") if merged else [],
     )
+
+
+ERROR_LINE_ROWS = [
+    ("error-prefix", "Error: could not load cache\nmake: *** [Makefile:192: build] Error 1", True),
+    ("no-such-file", "bash: ./ponyc: No such file or directory", True),
+    ("not-found", "sh: 1: pytest: command not found", True),
+    ("fatal", "fatal: not a git repository", True),
+    ("apt", "Reading package lists... Done\nE: Unable to locate package libgtest-dev", True),
+    ("make-target", "gmake[1]: Leaving directory\nmake: *** [Makefile:192: build] Error 2", True),
+    ("compiler", "src/a.c:3:1: error: expected ';' before '}' token", True),
+    ("plain", "compiled 12 files\nbuild finished", False),
+    ("mentions-errors", "src/errors.py\nsrc/error_handler.py", False),
+    ("word-in-prose", "The error handling was refactored.", False),
+]
+
+
+@pytest.mark.parametrize(
+    ("output", "expected"), [r[1:] for r in ERROR_LINE_ROWS], ids=[r[0] for r in ERROR_LINE_ROWS]
+)
+def test_shows_error_line_reads_shell_errors_only(output: str, expected: bool) -> None:
+    assert shows_error_line(output) is expected

@@ -18,6 +18,7 @@ from forge_app.compaction._compactor import is_summary_message, prepared_summary
 from forge_app.compaction._messages import with_content
 from forge_app.compaction.llm._prompt import END_MARKER, SUMMARY_TITLE, summary_body
 from forge_app.summary import read_frame
+from forge_app.summary._build import build_summary
 from forge_app.summary._fit_summary import fit_summary
 from forge_domain.messages import ContextMessage, Role, TextMessage
 from forge_domain.summary import ContextSummary, SummaryBlock
@@ -160,9 +161,7 @@ def frame_of(
     The summary's frame folds the earlier frames in; the record is the span's own.
     """
     max_chars, record_chars = budgets
-    raw = ContextSummary.from_messages(
-        [message for message in span.turns if not message.droppable], catalog
-    )
+    raw = build_summary([message for message in span.turns if not message.droppable], catalog)
     complete = prepared_summary(
         ContextSummary.of_blocks((*span.earlier_blocks, *raw.blocks)), transform
     )
