@@ -330,6 +330,7 @@ class Compactor:
             original_messages=len(before),
             compacted_messages=len(after),
             compacted_range=span,
+            summarised_range=span,  # the compactor only summarises: its span is a summary's
             budget_status=status,
             engine="frame",
         )

@@ -293,6 +293,13 @@ class FakeOpenAIServer:
         assert self._httpd is not None, "start the server first"
         return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
+    def reset(self) -> None:
+        """Forget the requests received and the replies not yet given (a server shared by
+        several tests: a reply a cancelled call never asked for must not answer the next)."""
+        with self._lock:
+            self.requests.clear()
+            self._script.clear()
+
     def script(self, *replies: Reply) -> None:
         """Queue replies, answered first in, first out."""
         with self._lock:

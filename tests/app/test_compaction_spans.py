@@ -66,7 +66,7 @@ def test_compaction_spans_are_in_the_metrics_and_the_table() -> None:
     start, end = record["pruned_range"]
     actual = (
         record["summarised_range"],
-        f"summarised: none · pruned: {start}..{end}" in text,
+        f"summarised: none · pruned: {start + 1}..{end + 1}" in text,  # numbered from 1
         "range compacted" in text,
     )
     assert actual == (None, True, False), text

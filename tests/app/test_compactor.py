@@ -105,6 +105,8 @@ def test_compactor_result_metrics():
         "original_messages": 9,
         "compacted_messages": 5,
         "compacted_range": (2, 6),
+        "summarised_range": (2, 6),
+        "pruned_range": None,
         "budget_status": "not_set",
         "engine": "frame",
     }

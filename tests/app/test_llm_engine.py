@@ -72,7 +72,7 @@ def running_server():
 
 @pytest.fixture
 def server(running_server):
-    running_server.requests.clear()
+    running_server.reset()
     return running_server
 
 

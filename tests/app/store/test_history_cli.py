@@ -237,7 +237,7 @@ def test_history_prints_stored_text_queries_and_ids_as_text_not_markup(store_url
     assert [r.returncode for r in (searched, listed, shown)] == [0, 0, 0]
     assert text in searched.stderr
     assert "1 match(es) for '[/INST] functional'" in searched.stderr
-    assert "[/bold]conv" in listed.stderr
+    assert "[/bold]conv" in listed.stdout  # the list is the output (a pipe: one line each)
     assert "conversation [/bold]conv" in shown.stderr
 
 
@@ -256,6 +256,9 @@ def test_history_search_partial_hits_are_labelled_partial(store_url):
 
 
 def test_history_search_query_over_the_bounds_is_one_line_and_exit_2(store_url):
+    from forge_app.store import open_store
+
+    open_store(store_url).close()  # history commands only read: the store must exist
     query = " ".join(["word"] * 20_000)
     searched = forge("history", "search", query, "--store", store_url)
     assert searched.returncode == 2

@@ -135,8 +135,8 @@ def test_cli_compact_numbers_messages_from_1_as_history_does(tmp_path):
         "--json-metrics",
         metrics,
     )
-    start, end = json.loads(metrics.read_text())["compacted_range"]
-    shown = re.search(r"range compacted:\s*(\d+)\.\.(\d+)", done.stdout + done.stderr)
+    start, end = json.loads(metrics.read_text())["summarised_range"]
+    shown = re.search(r"summarised:\s*(\d+)\.\.(\d+)", done.stdout + done.stderr)
     with open_store(url) as store:
         (conversation,) = store.conversations()
         (span,) = [a for a in store.archives(conversation.id) if a.kind == "span"]

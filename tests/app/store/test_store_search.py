@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from forge_app.errors import InvalidSearchQuery, ToolFailed
-from forge_app.store import ArchivingEngine, ConversationRecorder, open_store
+from forge_app.store import SCHEMA_VERSION, ArchivingEngine, ConversationRecorder, open_store
 from forge_app.store._backend import connect
 from forge_app.store._records import search_text, stored_row
 from forge_app.store._schema import MIGRATIONS
@@ -201,7 +201,7 @@ def test_search_a_version_1_store_migrates_in_place(store_url, tmp_path):
         store.append("v1-conv", [TextMessage(role="user", content="then encode.py broke")])
         added = [h.seq for h in store.search("encode.py")]
     after = _version(store_url)
-    assert (before[0], after[0]) == (1, 2)
+    assert (before[0], after[0]) == (1, SCHEMA_VERSION) == (1, 3)  # search 2, writers 3
     assert {"forge_message_fts", "tsv"} & before[1]
     assert not {"forge_message_fts", "tsv"} & after[1]
     assert (hits, exported, added) == ([[4, 2], [3]], V1_RAW, [6])
