@@ -16,6 +16,7 @@ from typing import Final, cast
 
 from forge_domain._format_carry import bare_result, with_extra
 from forge_domain._format_carry import shown as shown  # re-exported for the files layer
+from forge_domain._openai_plain import _plain_message
 from forge_domain.errors import InvalidMessage, InvalidTranscript
 from forge_domain.json import JsonObject, JsonValue, json_type_name
 from forge_domain.messages import (
@@ -341,64 +342,6 @@ def messages_from_openai(raw: object) -> list[ContextMessage]:
     if not isinstance(raw, list):
         raise InvalidTranscript([f"expected a list of messages, got {json_type_name(raw)}"])
     return [_plain_message(item) or message_from_openai(i, item) for i, item in enumerate(raw)]
-
-
-_PLAIN_ROLES = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
-_PLAIN_TEXT_KEYS = frozenset({"role", "content", "tool_calls"})
-_PLAIN_TOOL_KEYS = frozenset({"role", "tool_call_id", "content"})
-_PLAIN_CALL_KEYS = frozenset({"id", "type", "function"})
-_PLAIN_FUNCTION_KEYS = frozenset({"name", "arguments"})
-
-
-def _plain_message(raw: object) -> ContextMessage | None:
-    """``message_from_openai(index, raw)`` for a message of the plain shape most messages
-    have, else None (the general reader then reads it, or says what is wrong).
-
-    Plain: a system, user or assistant message with text (or null) content and plain tool
-    calls, or a tool result with text content; no other key. Its model is built with only
-    the fields that differ from their defaults, validated: about twice as fast as the
-    general reader's ``model_construct`` of every field, and 500 bytes smaller per message
-    (plans/008-performance.md).
-    """
-    if type(raw) is not dict:
-        return None
-    role, content = raw.get("role"), raw.get("content")
-    if role == "tool":
-        call_id = raw.get("tool_call_id")
-        if raw.keys() <= _PLAIN_TOOL_KEYS and type(content) is str and type(call_id) is str:
-            return ToolResult(call_id=call_id, content=content) if call_id else None
-        return None
-    if type(role) is not str or role not in _PLAIN_ROLES or not raw.keys() <= _PLAIN_TEXT_KEYS:
-        return None
-    if "content" not in raw or not (content is None or type(content) is str):
-        return None
-    if "tool_calls" not in raw:
-        return TextMessage(role=_PLAIN_ROLES[role], content=content)
-    calls = _plain_calls(raw["tool_calls"])
-    if calls is None:
-        return None
-    return TextMessage(role=_PLAIN_ROLES[role], content=content, tool_calls=calls)
-
-
-def _plain_calls(raw: object) -> tuple[ToolCall, ...] | None:
-    """The calls of a plain ``tool_calls`` list (``id``, ``type: function``, a ``function``
-    of ``name`` and ``arguments``, nothing else), or None."""
-    if type(raw) is not list:
-        return None
-    calls: list[ToolCall] = []
-    for call in raw:
-        if type(call) is not dict or call.keys() != _PLAIN_CALL_KEYS:
-            return None
-        function, call_id = call["function"], call["id"]
-        if call["type"] != "function" or type(function) is not dict:
-            return None
-        name, arguments = function.get("name"), function.get("arguments")
-        if function.keys() != _PLAIN_FUNCTION_KEYS or type(arguments) is not str:
-            return None
-        if type(call_id) is not str or not call_id or type(name) is not str or not name:
-            return None
-        calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
-    return tuple(calls)
 
 
 def _parts_to_openai(parts: tuple[ContentPart, ...]) -> list[JsonValue]:

@@ -9,7 +9,6 @@ running into the compaction count or the legend.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,17 +23,18 @@ from forge_app.cli._chart_axes import (
     RIGHT,
     TOP,
     WIDTH,
+    Plot,
+    Point,
     Sample,
     axes_for,
     compaction_count,
     fit_lines,
     legend_labels,
-    tick_label,
 )
 from forge_app.cli._chart_png import timeline_png
 from forge_app.errors import ChartFormatUnsupported
 
-__all__ = ["chart_format", "render_chart", "timeline_svg"]
+__all__ = ["chart_format", "render_chart", "timeline_svg"]  # svg_points, svg_level: the report
 
 LINE = "#2563eb"
 MARK = "#dc2626"
@@ -120,8 +120,7 @@ def timeline_svg(
 
     ``baseline`` (drawn in grey) is the size the context would have had without compaction.
     """
-    axes = axes_for(samples, baseline, threshold)
-    x, y = axes.x, axes.y
+    plot = Plot.of(axes_for(samples, baseline, threshold), samples, baseline)
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
@@ -130,17 +129,17 @@ def timeline_svg(
         f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
         *_header(title, samples, baseline),
     ]
-    for value in axes.y_ticks():
+    for row, label in plot.grid:
         parts.append(
-            f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
+            f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{row:.1f}" y2="{row:.1f}" '
             f'stroke="{GRID}"/>'
-            f'<text x="{LEFT - 8}" y="{y(value) + 4:.1f}" text-anchor="end" fill="{INK}">'
-            f"{tick_label(value)}</text>"
+            f'<text x="{LEFT - 8}" y="{row + 4:.1f}" text-anchor="end" fill="{INK}">'
+            f"{label}</text>"
         )
-    for turn in axes.x_ticks():
+    for column, label in plot.turns:
         parts.append(
-            f'<text x="{x(turn):.1f}" y="{HEIGHT - BOTTOM + 18}" text-anchor="middle" '
-            f'fill="{INK}">{turn}</text>'
+            f'<text x="{column:.1f}" y="{HEIGHT - BOTTOM + 18}" text-anchor="middle" '
+            f'fill="{INK}">{label}</text>'
         )
     parts.append(
         f'<text x="{LEFT + plot_w / 2:.1f}" y="{HEIGHT - 10}" text-anchor="middle" '
@@ -149,31 +148,42 @@ def timeline_svg(
         f'text-anchor="middle" fill="{INK}">tokens</text>'
     )
     if threshold is not None:
+        start, _ = plot.level(threshold)
         parts.append(
-            f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(threshold):.1f}" '
-            f'y2="{y(threshold):.1f}" stroke="{MARK}" stroke-dasharray="6 4"/>'
-            f'<text x="{WIDTH - RIGHT}" y="{y(threshold) - 6:.1f}" text-anchor="end" '
+            svg_level(plot, threshold, f'stroke="{MARK}" stroke-dasharray="6 4"')
+            + f'<text x="{WIDTH - RIGHT}" y="{start[1] - 6:.1f}" text-anchor="end" '
             f'fill="{MARK}">threshold {threshold:,}</text>'
         )
     if baseline:
-        points = " ".join(f"{x(s.turn):.1f},{y(s.tokens):.1f}" for s in baseline)
         parts.append(
-            f'<polyline points="{points}" fill="none" stroke="{BASELINE}" stroke-width="1.5" '
-            'stroke-dasharray="3 3"><title>without compaction</title></polyline>'
+            f'<polyline points="{svg_points(plot.baseline)}" fill="none" stroke="{BASELINE}" '
+            'stroke-width="1.5" stroke-dasharray="3 3"><title>without compaction</title></polyline>'
         )
     if samples:
-        points = " ".join(f"{x(s.turn):.1f},{y(s.tokens):.1f}" for s in samples)
-        parts.append(f'<polyline points="{points}" fill="none" stroke="{LINE}" stroke-width="2"/>')
-    for before, after in itertools.pairwise([None, *samples]):
-        if after is not None and after.compaction:
-            change = f"{before.tokens:,} → " if before is not None else "to "
-            parts.append(
-                f'<circle cx="{x(after.turn):.1f}" cy="{y(after.tokens):.1f}" r="4" '
-                f'fill="{MARK}"><title>turn {after.turn}: compacted {change}'
-                f"{after.tokens:,} tokens</title></circle>"
-            )
+        parts.append(
+            f'<polyline points="{svg_points(plot.series)}" fill="none" stroke="{LINE}" '
+            'stroke-width="2"/>'
+        )
+    for mark in plot.marks:
+        change = f"{mark.before:,} → " if mark.before is not None else "to "
+        parts.append(
+            f'<circle cx="{mark.at[0]:.1f}" cy="{mark.at[1]:.1f}" r="4" '
+            f'fill="{MARK}"><title>turn {mark.turn}: compacted {change}'
+            f"{mark.after:,} tokens</title></circle>"
+        )
     parts.append("</svg>")
     return "\n".join(parts) + "\n"
+
+
+def svg_points(points: Sequence[Point]) -> str:
+    """A ``<polyline>``'s ``points``: ``x,y`` pairs at a tenth of a pixel."""
+    return " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+
+
+def svg_level(plot: Plot, tokens: float, style: str) -> str:
+    """The ``<line>`` across the plot at ``tokens`` (a threshold, a window), with ``style``."""
+    (x1, y), (x2, _) = plot.level(tokens)
+    return f'<line x1="{x1}" x2="{x2}" y1="{y:.1f}" y2="{y:.1f}" {style}/>'
 
 
 ChartFormat = Literal["svg", "png"]

@@ -1,4 +1,10 @@
-"""Layout of the timeline chart, shared by the SVG and PNG renderers.
+"""Layout of the timeline chart, shared by its drawers: the SVG and PNG charts of
+``replay --chart`` and the report page's timeline.
+
+:class:`Plot` is the one definition of where things land inside the frame: the
+scales (:class:`Axes`), the grid lines and their labels, the turn labels, the points of
+each series, the horizontal lines (threshold, window) and the compaction marks. A
+drawer only chooses colours, fonts and how to put a line or a text on its medium.
 
 The series is a list of :class:`Sample`: one per turn (its size at the end of the
 turn), preceded, for every compaction during the turn, by two samples at the same
@@ -10,6 +16,7 @@ beyond) left of the compaction count and the legend, which carries the final siz
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -96,6 +103,73 @@ def axes_for(samples: Sequence[Sample], baseline: Sequence[Sample], threshold: i
     top_value = max([s.tokens for s in (*samples, *baseline)] + [threshold or 0, 1])
     step = nice_step(top_value * 1.05)
     return Axes(min(turns), max(turns), step * math.ceil(top_value * 1.05 / step), step)
+
+
+Point = tuple[float, float]
+"""A pixel position: (x, y)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """A compaction's mark on the series."""
+
+    at: Point
+    """Where it is drawn: the turn and the size right after the compaction."""
+    turn: int
+    """The turn it happened in."""
+    before: int | None
+    """The size before it (None when the series starts with it)."""
+    after: int
+    """The size after it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plot:
+    """Everything inside the chart's frame, in pixels, for every drawer."""
+
+    axes: Axes
+    """The scales."""
+    grid: tuple[tuple[float, str], ...]
+    """The horizontal grid lines from 0 tokens up: their row and their label."""
+    turns: tuple[tuple[float, str], ...]
+    """The labels under the plot: their column and their turn."""
+    series: tuple[Point, ...]
+    """The points of the series with compaction."""
+    baseline: tuple[Point, ...]
+    """The points of the series without compaction."""
+    marks: tuple[Mark, ...]
+    """One per compaction of the series."""
+
+    @classmethod
+    def of(cls, axes: Axes, samples: Sequence[Sample], baseline: Sequence[Sample] = ()) -> Plot:
+        """The plot of ``samples`` and ``baseline`` on ``axes``."""
+
+        def points(series: Sequence[Sample]) -> tuple[Point, ...]:
+            return tuple((axes.x(s.turn), axes.y(s.tokens)) for s in series)
+
+        marks = tuple(
+            Mark(
+                (axes.x(after.turn), axes.y(after.tokens)),
+                after.turn,
+                None if before is None else before.tokens,
+                after.tokens,
+            )
+            for before, after in itertools.pairwise([None, *samples])
+            if after is not None and after.compaction
+        )
+        return cls(
+            axes,
+            tuple((axes.y(value), tick_label(value)) for value in axes.y_ticks()),
+            tuple((axes.x(turn), str(turn)) for turn in axes.x_ticks()),
+            points(samples),
+            points(baseline),
+            marks,
+        )
+
+    def level(self, tokens: float) -> tuple[Point, Point]:
+        """The ends of a horizontal line across the plot at ``tokens`` (threshold, window)."""
+        y = self.axes.y(tokens)
+        return (LEFT, y), (WIDTH - RIGHT, y)
 
 
 def compaction_count(samples: Sequence[Sample]) -> str:

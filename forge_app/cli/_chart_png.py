@@ -21,14 +21,14 @@ from forge_app.cli._chart_axes import (
     RIGHT,
     TOP,
     WIDTH,
-    Axes,
     Box,
+    Plot,
+    Point,
     Sample,
     axes_for,
     compaction_count,
     fit_lines,
     legend_labels,
-    tick_label,
 )
 
 __all__ = ["timeline_png"]
@@ -160,15 +160,13 @@ def png_bytes(canvas: Canvas) -> bytes:
 
 def _polyline(
     canvas: Canvas,
-    axes: Axes,
-    samples: Sequence[Sample],
+    points: Sequence[Point],
     color: Rgb,
     *,
     width: int = 1,
     dash: tuple[int, int] | None = None,
 ) -> None:
-    for a, b in itertools.pairwise(samples):
-        start, end = (axes.x(a.turn), axes.y(a.tokens)), (axes.x(b.turn), axes.y(b.tokens))
+    for start, end in itertools.pairwise(points):
         canvas.line(start, end, color, width=width, dash=dash)
 
 
@@ -204,26 +202,24 @@ def timeline_canvas(
     baseline: Sequence[Sample] = (),
 ) -> Canvas:
     """The chart of :func:`~forge_app.cli._chart.timeline_svg`, drawn on a canvas."""
-    axes = axes_for(samples, baseline, threshold)
+    plot = Plot.of(axes_for(samples, baseline, threshold), samples, baseline)
     canvas = Canvas(WIDTH, HEIGHT)
     _header(canvas, title, samples, baseline)
-    for value in axes.y_ticks():
-        canvas.line((LEFT, axes.y(value)), (WIDTH - RIGHT, axes.y(value)), GRID)
-        canvas.text(LEFT - 8, axes.y(value) - 5, tick_label(value), INK, anchor="end")
-    for turn in axes.x_ticks():
-        canvas.text(axes.x(turn), HEIGHT - BOTTOM + 10, str(turn), INK, anchor="middle")
+    for row, label in plot.grid:
+        canvas.line((LEFT, row), (WIDTH - RIGHT, row), GRID)
+        canvas.text(LEFT - 8, row - 5, label, INK, anchor="end")
+    for column, label in plot.turns:
+        canvas.text(column, HEIGHT - BOTTOM + 10, label, INK, anchor="middle")
     canvas.text(LEFT + (WIDTH - LEFT - RIGHT) / 2, HEIGHT - 18, "turn", INK, anchor="middle")
     canvas.text(8, TOP - 22, "tokens", INK)
     if threshold is not None:
-        canvas.line((LEFT, axes.y(threshold)), (WIDTH - RIGHT, axes.y(threshold)), MARK,
-                    dash=(6, 4))  # fmt: skip
-        canvas.text(WIDTH - RIGHT, axes.y(threshold) - 14, f"threshold {threshold:,}", MARK,
-                    anchor="end")  # fmt: skip
-    _polyline(canvas, axes, baseline, BASELINE, dash=(3, 3))
-    _polyline(canvas, axes, samples, LINE, width=2)
-    for sample in samples:
-        if sample.compaction:
-            canvas.disk(axes.x(sample.turn), axes.y(sample.tokens), 4, MARK)
+        start, end = plot.level(threshold)
+        canvas.line(start, end, MARK, dash=(6, 4))
+        canvas.text(WIDTH - RIGHT, start[1] - 14, f"threshold {threshold:,}", MARK, anchor="end")
+    _polyline(canvas, plot.baseline, BASELINE, dash=(3, 3))
+    _polyline(canvas, plot.series, LINE, width=2)
+    for mark in plot.marks:
+        canvas.disk(*mark.at, 4, MARK)
     return canvas
 
 

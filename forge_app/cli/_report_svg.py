@@ -1,9 +1,10 @@
 """The report's timeline: an inline SVG whose points and marks carry their figures.
 
 The series are ``replay --chart``'s (:func:`~forge_app.cli.replay.chart_samples`) on
-its axes (:mod:`forge_app.cli._chart_axes`); the page adds the window and, per turn,
-a hover target whose ``<title>`` gives the turn's figures, and per compaction a red
-mark linking to its card (``#compaction-N``) whose ``<title>`` names its engine and tier.
+its layout (:class:`~forge_app.cli._chart_axes.Plot`: scales, grid, points, lines); the
+page adds the window and, per turn, a hover target whose ``<title>`` gives the turn's
+figures, and per compaction a red mark linking to its card (``#compaction-N``) whose
+``<title>`` names its engine and tier.
 No script: a browser shows a ``<title>`` on hover by itself.
 """
 
@@ -12,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from html import escape
 
-from forge_app.cli._chart_axes import BOTTOM, HEIGHT, LEFT, RIGHT, TOP, WIDTH, axes_for, tick_label
+from forge_app.cli._chart import svg_level, svg_points
+from forge_app.cli._chart_axes import BOTTOM, HEIGHT, LEFT, RIGHT, TOP, WIDTH, Plot, axes_for
 from forge_app.cli._report_data import CompactionView
 from forge_app.cli.replay import chart_samples
 from forge_app.runtime import ReplayTurn
@@ -26,12 +28,12 @@ threshold; above, the chart would be flat, and the window is named above it inst
 The recording without compaction is clipped at the top the same way."""
 
 
-def _hline(y: float, colour: str, label: str, dash: str) -> str:
+def _hline(plot: Plot, tokens: int, colour: str, label: str, dash: str) -> str:
     """A dashed line across the plot, labelled at its left end (the series end right)."""
+    (left, y), _ = plot.level(tokens)
     return (
-        f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y:.1f}" y2="{y:.1f}" stroke="{colour}" '
-        f'stroke-dasharray="{dash}"/><text x="{LEFT + 6}" y="{y - 5:.1f}" '
-        f'fill="{colour}">{escape(label)}</text>'
+        svg_level(plot, tokens, f'stroke="{colour}" stroke-dasharray="{dash}"')
+        + f'<text x="{left + 6}" y="{y - 5:.1f}" fill="{colour}">{escape(label)}</text>'
     )
 
 
@@ -63,6 +65,7 @@ def timeline_svg(
     samples, baseline = chart_samples(turns)
     top = max([threshold, *(s.tokens for s in samples)])
     axes = axes_for(samples, [], window if window <= top * WINDOW_REACH else threshold)
+    plot = Plot.of(axes, samples, baseline)
     x, y = axes.x, axes.y
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" id="timeline" viewBox="0 0 {WIDTH} {HEIGHT}" '
@@ -70,41 +73,43 @@ def timeline_svg(
         '<title id="timeline-title">context tokens per turn, against the window and the '
         "threshold; red marks are compactions</title>",
     ]
-    for value in axes.y_ticks():
+    for row, label in plot.grid:
         parts.append(
-            f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{y(value):.1f}" y2="{y(value):.1f}" '
-            f'stroke="{GRID}"/><text x="{LEFT - 6}" y="{y(value) + 4:.1f}" '
-            f'text-anchor="end">{tick_label(value)}</text>'
+            f'<line x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{row:.1f}" y2="{row:.1f}" '
+            f'stroke="{GRID}"/><text x="{LEFT - 6}" y="{row + 4:.1f}" '
+            f'text-anchor="end">{label}</text>'
         )
-    for tick in axes.x_ticks():
+    for column, label in plot.turns:
         parts.append(
-            f'<text x="{x(tick):.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{tick}</text>'
+            f'<text x="{column:.1f}" y="{HEIGHT - BOTTOM + 16}" text-anchor="middle">{label}</text>'
         )
     parts.append(
         f'<text x="{LEFT + (WIDTH - LEFT - RIGHT) / 2:.1f}" y="{HEIGHT - 12}" '
         'text-anchor="middle">turn</text>'
     )
-    parts.append(_hline(y(threshold), MARK, f"threshold {threshold:,}", "6 4"))
+    parts.append(_hline(plot, threshold, MARK, f"threshold {threshold:,}", "6 4"))
     if window <= axes.y_max:
-        parts.append(_hline(y(window), WINDOW, f"window {window:,}", "2 2"))
+        parts.append(_hline(plot, window, WINDOW, f"window {window:,}", "2 2"))
     else:
         parts.append(
             f'<text x="{WIDTH - RIGHT}" y="{TOP - 8}" text-anchor="end" fill="{WINDOW}">'
             f"window {window:,} (above the chart)</text>"
         )
     if baseline:
-        points = " ".join(f"{x(s.turn):.1f},{y(s.tokens):.1f}" for s in baseline)
         size = f'width="{WIDTH - LEFT - RIGHT}" height="{HEIGHT - TOP - BOTTOM}"'
-        plot = f'x="{LEFT}" y="{TOP}" {size}'
+        clip = f'x="{LEFT}" y="{TOP}" {size}'
         parts.append(
-            f'<clipPath id="plot"><rect {plot}/></clipPath><polyline clip-path="url(#plot)" '
-            f'points="{points}" fill="none" stroke="{BASE}" stroke-dasharray="3 3">'
+            f'<clipPath id="plot"><rect {clip}/></clipPath><polyline clip-path="url(#plot)" '
+            f'points="{svg_points(plot.baseline)}" fill="none" stroke="{BASE}" '
+            'stroke-dasharray="3 3">'
             f"<title>without compaction: {baseline[-1].tokens:,} tokens at the end</title>"
             "</polyline>"
         )
     if samples:
-        points = " ".join(f"{x(s.turn):.1f},{y(s.tokens):.1f}" for s in samples)
-        parts.append(f'<polyline points="{points}" fill="none" stroke="{LINE}" stroke-width="2"/>')
+        parts.append(
+            f'<polyline points="{svg_points(plot.series)}" fill="none" stroke="{LINE}" '
+            'stroke-width="2"/>'
+        )
     for turn in turns:
         parts.append(
             f'<circle class="turn-point" cx="{x(turn.turn):.1f}" cy="{y(int(turn.tokens)):.1f}" '

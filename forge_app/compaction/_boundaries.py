@@ -18,6 +18,14 @@ def _is_role(message: ContextMessage, role: Role) -> bool:
     return isinstance(message, TextMessage) and message.role == role
 
 
+def _system_end(messages: Sequence[ContextMessage]) -> int:
+    """The index of the first message after the leading system messages."""
+    index = 0
+    while index < len(messages) and _is_role(messages[index], Role.SYSTEM):
+        index += 1
+    return index
+
+
 def head_end(
     messages: Sequence[ContextMessage],
     *,
@@ -31,9 +39,7 @@ def head_end(
     kept too). An earlier summary (``is_summary``) ends the head, so that it is
     folded into the next summary instead of being kept forever.
     """
-    index = 0
-    while index < len(messages) and _is_role(messages[index], Role.SYSTEM):
-        index += 1
+    index = _system_end(messages)
     while (
         index < len(messages)
         and not _is_role(messages[index], Role.ASSISTANT)
@@ -42,6 +48,25 @@ def head_end(
     ):
         index += 1
     return index
+
+
+def task_index(
+    messages: Sequence[ContextMessage],
+    *,
+    is_summary: Callable[[ContextMessage], bool] = lambda message: False,
+) -> int | None:
+    """The task: the last user message of the head (:func:`head_end`), None when the head
+    holds none.
+
+    One definition for every part that protects the task (the head the engines keep,
+    the texts ``cut_to_fit`` spares): SWE-agent and OpenHands put a demonstration in a
+    user message before the issue statement, and the statement is the task; a user
+    message after a summary is a later ask, not the task, which the head (or, once
+    folded, the summary) holds.
+    """
+    start, end = _system_end(messages), head_end(messages, is_summary=is_summary)
+    users = [index for index in range(start, end) if _is_role(messages[index], Role.USER)]
+    return users[-1] if users else None
 
 
 def align_to_call(messages: Sequence[ContextMessage], index: int, lower: int) -> int:

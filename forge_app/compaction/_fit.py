@@ -13,8 +13,8 @@ end) and says in the middle how much was removed::
 What is never cut: system messages, earlier summaries, tool-call
 arguments and non-text parts. Tool outputs and assistant texts are cut first,
 then other user texts (observations of text-protocol agents, pasted logs,
-demonstrations), and the task (the last user message before the first
-assistant message) only when the caller allows it
+demonstrations), and the task (``_boundaries.task_index``: the last user message
+of the head, before the first assistant message and any summary) only when the caller allows it
 (``reach="task_too"``): the window must be met, a compaction target need not
 cost the task. A message is never cut below
 ``MIN_KEPT_CHARS``. Roles, order, call ids and pairs are unchanged, so a
@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from forge_app.compaction._boundaries import task_index
 from forge_app.compaction._compactor import is_summary_message
 from forge_app.compaction._messages import with_content
 from forge_domain.context import Context
@@ -52,23 +53,6 @@ def _tier(message: ContextMessage, is_task: bool) -> int | None:
     if message.role == Role.USER and not is_summary_message(message):
         return 2 if is_task else 1
     return None
-
-
-def _task_index(messages: Sequence[ContextMessage]) -> int | None:
-    """The task: the last user message before the first assistant one.
-
-    Agents such as SWE-agent and OpenHands put a long demonstration in a user
-    message before the issue statement; the statement is the task. A summary is
-    never the task: right after a compaction that kept no assistant message, the
-    summary is the last user message, and the task is the one before it.
-    """
-    task = None
-    for index, message in enumerate(messages):
-        if message.has_role(Role.ASSISTANT):
-            break
-        if message.has_role(Role.USER) and not is_summary_message(message):
-            task = index
-    return task
 
 
 def _removed(lengths: Sequence[int], cap: int) -> int:
@@ -132,7 +116,7 @@ def cut_to_fit(context: Context, budget: int, reach: CutReach = "spare_task") ->
     messages = list(context)
     excess = excess_tokens * CHARS_PER_TOKEN
     cut_at: list[int] = []
-    task = _task_index(messages)
+    task = task_index(messages, is_summary=is_summary_message)
     for tier in (0, 1, 2) if reach == "task_too" else (0, 1):
         indices = [i for i, message in enumerate(messages) if _tier(message, i == task) == tier]
         if not indices:

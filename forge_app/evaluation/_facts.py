@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from forge_app.evaluation._shell_writes import DIFF_TARGET, shell_targets
 from forge_domain import Context, ContextMessage, Role, TextMessage, ToolCall, ToolResult
 
 __all__ = ["Failure", "SessionFacts", "extract_facts"]
@@ -66,11 +66,6 @@ _ERROR_LINE = re.compile(
 )
 _EDIT_TOOL = re.compile(r"edit|write|create|replace|insert|patch|update_file|save", re.I)
 _PATH_KEYS = ("path", "file_path", "filepath", "filename", "file", "target_file")
-_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([\w.-]+)\1")
-_OPERATORS = frozenset({";", "&&", "||", "|", "&", "(", ")", ";;", "|&", ";&"})
-_WRITES = frozenset({">", ">>", ">|", "&>", "&>>"})
-_PY_OPEN_W = re.compile(r"open\(\s*['\"]([^'\"]+)['\"]\s*,\s*['\"][wa]")
-_DIFF_TARGET = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.M)
 _SWE_CREATE = re.compile(r"^create\s+(\S+)", re.M)
 _SWE_EDIT = re.compile(r"^edit\s+\d+:\d+", re.M)
 _SWE_OPEN_FILE = re.compile(r"\(Open file: ([^)]+)\)")
@@ -204,105 +199,6 @@ def _evidence(output: str) -> tuple[bool, str | None, int | None]:
     return False, None, None
 
 
-def _unquoted_newlines(command: str) -> str:
-    """``command`` with the line breaks outside quotes made ``;`` (shlex reads them as spaces)."""
-    out: list[str] = []
-    quote: str | None = None
-    escaped = False
-    for char in command:
-        if escaped:
-            escaped = False
-        elif char == "\\" and quote != "'":
-            escaped = True
-        elif quote is None and char in "'\"":
-            quote = char
-        elif char == quote:
-            quote = None
-        elif char == "\n" and quote is None:
-            char = " ; "
-        out.append(char)
-    return "".join(out)
-
-
-def _without_heredocs(command: str) -> str:
-    """``command`` without the bodies of its here-documents (their text is data)."""
-    kept: list[str] = []
-    waiting: list[str] = []
-    for line in command.splitlines():
-        if waiting:
-            if line.strip() == waiting[0]:
-                waiting.pop(0)
-            continue
-        kept.append(line)
-        waiting = [match.group(2) for match in _HEREDOC.finditer(line)]
-    return "\n".join(kept)
-
-
-def _tokens(command: str) -> list[str]:
-    """Shell words and operators of ``command`` (here-documents removed); none when a quote
-    is never closed (a shell runs none of such a line)."""
-    lexer = shlex.shlex(
-        _unquoted_newlines(_without_heredocs(command)), posix=True, punctuation_chars=True
-    )
-    lexer.whitespace_split = True
-    lexer.commenters = ""
-    try:
-        return list(lexer)
-    except ValueError:
-        return []
-
-
-def _simple_commands(tokens: list[str]) -> Iterator[tuple[list[str], list[str]]]:
-    """Per simple command: its words, and the files its output is redirected to."""
-    words: list[str] = []
-    targets: list[str] = []
-    index = 0
-    while index < len(tokens):
-        token = tokens[index]
-        if token in _OPERATORS:
-            yield words, targets
-            words, targets = [], []
-        elif token in _WRITES or (token[:1] in ("<", ">") and set(token) <= set("<>&|")):
-            if words and words[-1].isdigit():
-                words.pop()  # the descriptor of ``2>``
-            if token in _WRITES and index + 1 < len(tokens):
-                targets.append(tokens[index + 1])
-            index += 1
-        else:
-            words.append(token)
-        index += 1
-    yield words, targets
-
-
-def _shell_targets(command: str) -> Iterator[str]:
-    """Paths a shell command writes (a diff's target only when ``patch`` or ``git apply``
-    runs: a diff written to a file changes nothing)."""
-    applies = False
-    for words, targets in _simple_commands(_tokens(command)):
-        yield from targets
-        if not words:
-            continue
-        program = words[0].rsplit("/", 1)[-1]
-        applies = applies or program == "patch" or words[:2] == ["git", "apply"]
-        options = [w for w in words[1:] if w.startswith("-")]
-        rest = [w for w in words[1:] if not w.startswith("-")]
-        in_place = any(o == "--in-place" or (o[:2] != "--" and "i" in o) for o in options)
-        if program == "sed" and in_place and len(rest) >= 2:
-            yield rest[-1]
-        elif program == "tee" and rest:
-            yield from rest
-        elif program in {"cp", "mv"} and len(rest) >= 2:
-            yield rest[-1]
-            if program == "mv":
-                yield from rest[:-1]
-        elif program in {"touch", "rm"}:
-            yield from rest
-    for match in _PY_OPEN_W.finditer(command):
-        yield match.group(1)
-    if applies:
-        yield from _DIFF_TARGET.findall(command)
-
-
 def _path_argument(arguments: dict[str, object]) -> str | None:
     """The file a call names in its arguments (the first of :data:`_PATH_KEYS` given)."""
     return next((v for k in _PATH_KEYS if isinstance(v := arguments.get(k), str)), None)
@@ -325,14 +221,14 @@ def _tool_targets(name: str, arguments: object) -> Iterator[str]:
     patch = arguments.get("patch") or arguments.get("input") or arguments.get("diff")
     if isinstance(patch, str):
         yield from re.findall(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", patch, re.M)
-        yield from _DIFF_TARGET.findall(patch)
+        yield from DIFF_TARGET.findall(patch)
     if isinstance(command, str) and sub not in {"create", "str_replace", "view", "insert"}:
-        yield from _shell_targets(command)
+        yield from shell_targets(command)
 
 
 def _text_protocol_targets(text: str, open_file: str | None) -> Iterator[str]:
     for block in _shell_blocks(text):
-        yield from _shell_targets(block)
+        yield from shell_targets(block)
         yield from _SWE_CREATE.findall(block)
         if open_file and _SWE_EDIT.search(block):
             yield open_file

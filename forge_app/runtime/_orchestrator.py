@@ -64,6 +64,7 @@ from forge_app.runtime._events import (
 )
 from forge_app.runtime._model import ChatModel, ModelRequest, ModelResponse, OpenAIChatModel
 from forge_app.runtime._retry import RetryPolicy
+from forge_app.runtime._saved_state import restore_state, saved_state
 from forge_app.runtime._telemetry import telemetry_plugin
 from forge_app.runtime._tools import EngineTools, ToolExecutor, ToolRegistry
 from forge_app.runtime.plugins import CompactionHandler, LoggingPlugin
@@ -78,10 +79,8 @@ from forge_domain import (
     Context,
     ContextEngine,
     ContextMessage,
-    JsonObject,
     TextMessage,
     ToolResult,
-    Usage,
 )
 from forge_domain.token_count import CHARS_METER, TokenMeter
 
@@ -108,24 +107,6 @@ def _settle(conversation: Conversation) -> None:
                 for call in last.tool_calls
             )
         )
-
-
-def _restore(conversation: Conversation, runtime: JsonObject) -> None:
-    """Take back the counters, usage, loop guard and engine state saved with a turn."""
-    turns, compactions = runtime.get("turns"), runtime.get("compactions")
-    conversation.turns = turns if isinstance(turns, int) else 0
-    conversation.compactions = compactions if isinstance(compactions, int) else 0
-    usage, aliases = runtime.get("usage"), runtime.get("call_id_aliases")
-    if isinstance(usage, dict):
-        conversation.usage = Usage.model_validate(usage)
-    if isinstance(aliases, dict):
-        conversation.call_id_aliases = {k: v for k, v in aliases.items() if isinstance(v, str)}
-    handler = conversation.hooks.plugin(CompactionHandler.name)
-    guard, engine = runtime.get("guard"), runtime.get("engine")
-    if isinstance(handler, CompactionHandler) and isinstance(guard, dict):
-        handler.restore(guard)
-    if isinstance(handler, CompactionHandler) and isinstance(handler.engine, ArchivingEngine):
-        handler.engine.restore(engine if isinstance(engine, dict) else {})
 
 
 class Orchestrator:
@@ -247,7 +228,7 @@ class Orchestrator:
         recorder = ConversationRecorder.resume(self.store, saved)
         context = Context(saved.messages, usage_floor=saved.usage_floor)
         conversation = self._conversation(conversation_id, context, recorder)
-        _restore(conversation, saved.runtime)
+        restore_state(conversation, saved.runtime)
         return conversation
 
     def _conversation(
@@ -288,15 +269,7 @@ class Orchestrator:
         if recorder is None:
             return
         before = conversation.context
-        handler = conversation.hooks.plugin(CompactionHandler.name)
-        runtime: JsonObject = {
-            "turns": conversation.turns,
-            "compactions": conversation.compactions,
-            "usage": conversation.usage.model_dump(mode="json"),
-            "guard": handler.state() if isinstance(handler, CompactionHandler) else None,
-            "call_id_aliases": dict(conversation.call_id_aliases),
-        }
-        after = recorder.sync(before, runtime)
+        after = recorder.sync(before, saved_state(conversation))
         if after is not before:
             conversation.replace_context(before, after)
 

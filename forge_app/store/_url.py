@@ -9,14 +9,13 @@ from typing import Literal
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from forge_app.errors import InvalidStoreUrl
+from forge_app.summary._redaction import URL_PASSWORD, is_secret_name
 
 __all__: list[str] = []
 
 Dialect = Literal["sqlite", "postgresql"]
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-_SECRET_PARAMETER = re.compile(r"passw(?:or)?d|pwd|secret|token", re.IGNORECASE)
-"""The query parameters whose values :func:`redact_url` hides (``sslpassword`` too)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,25 +30,22 @@ class StoreUrl:
     """The URL as errors and logs show it (password replaced by ``***``)."""
 
 
-def _hidden_netloc(netloc: str) -> str:
-    """``user:password@host`` as ``user:***@host`` (unchanged without a password)."""
-    user_info, at, host = netloc.rpartition("@")
-    user, colon, _ = user_info.partition(":")
-    return f"{user}:***@{host}" if at and colon else netloc
-
-
 def _hidden_query(query: str) -> str:
-    """Every non-empty value of a password-like parameter (``password``, ``sslpassword``,
-    ``pwd`` …) replaced by ``***``; the other parameters as written."""
+    """Every non-empty value of a parameter named like a secret (``password``,
+    ``sslpassword``, ``pwd``, ``token`` …: the summary redaction's ``is_secret_name``)
+    replaced by ``***``; the other parameters as written."""
     fields: list[str] = []
     for field in query.split("&"):
         name, _, value = field.partition("=")
-        secret = bool(value) and _SECRET_PARAMETER.search(unquote(name)) is not None
+        secret = bool(value) and is_secret_name(unquote(name))
         fields.append(f"{name}=***" if secret else field)
     return "&".join(fields)
 
 
-_USER_PASSWORD = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^:/@?#]*:)[^@]*@")
+def _hidden_password(url: str) -> str:
+    """``url`` with the password of its user info replaced by ``***`` (the summary
+    redaction's ``URL_PASSWORD``: one rule for what a URL's password is)."""
+    return URL_PASSWORD.sub(r"\g<lead>***", url)
 
 
 def redact_url(url: str) -> str:
@@ -60,9 +56,9 @@ def redact_url(url: str) -> str:
     try:
         parts = urlsplit(url)
     except ValueError:
-        return _USER_PASSWORD.sub(r"\1***@", url.split("?", 1)[0])
-    hidden = parts._replace(netloc=_hidden_netloc(parts.netloc), query=_hidden_query(parts.query))
-    return url if hidden == parts else urlunsplit(hidden)
+        return _hidden_password(url.split("?", 1)[0])
+    hidden = parts._replace(query=_hidden_query(parts.query))
+    return _hidden_password(url if hidden == parts else urlunsplit(hidden))
 
 
 def parse_store_url(url: str) -> StoreUrl:

@@ -21,7 +21,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["REDACTED", "redact"]  # redact_for_model, secrets_in: for the llm engine only
+__all__ = ["REDACTED", "redact"]
+# redact_for_model, secrets_in: for the llm engine only; URL_PASSWORD, is_secret_name: for
+# the store's URLs (store/_url.redact_url), so that both hide the same secrets.
 
 REDACTED = "[REDACTED]"
 """What a secret is replaced with."""
@@ -32,6 +34,23 @@ _SECRET_WORD = (
 _SECRET_NAME = r"[A-Za-z0-9_.-]*" + _SECRET_WORD + r"[A-Za-z0-9_.-]*"
 _SECRET_END = r"(?:\\?[\"'])?\s*"
 """What may stand between a secret's name and its ``=`` or ``:``: a closing quote, spaces."""
+
+
+_SECRET_NAME_WORD = re.compile(_SECRET_WORD, re.IGNORECASE)
+
+URL_PASSWORD = re.compile(
+    r"(?P<lead>\b[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@?#]*:)(?!\[REDACTED\]@)[^\s/?#]+(?=@)"
+)
+"""The password in a URL's user info, ``scheme://user:PASSWORD@host``: from the ``:``
+after the user to the authority's last ``@`` (a password may hold ``@``, not ``/?#``);
+``lead`` is what stands before it. The ``url_password`` rule and the store's
+``redact_url`` both hide it."""
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a value named ``name`` (a variable, a URL's query parameter) holds a secret:
+    the name holds a secret word (password, token, secret, API key, credentials, auth)."""
+    return _SECRET_NAME_WORD.search(name) is not None
 
 
 _FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
@@ -204,12 +223,7 @@ _RULES: tuple[_Rule, ...] = (
         _keep_group("lead"),
         ("bearer",),
     ),
-    _Rule(
-        "url_password",
-        re.compile(r"(?P<lead>\b[a-z][a-z0-9+.-]*://[^\s:/@]+:)(?!\[REDACTED\]@)[^\s/@]+(?=@)"),
-        _keep_group("lead"),
-        ("://",),
-    ),
+    _Rule("url_password", URL_PASSWORD, _keep_group("lead"), ("://",)),
     _Rule("openai_key", re.compile(r"\bsk-[A-Za-z0-9_-]{16,}"), _whole, ("sk-",)),
     _Rule(
         "stripe_key",

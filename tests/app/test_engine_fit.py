@@ -8,10 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from forge_app.compaction._compactor import Compactor
+from forge_app.compaction._boundaries import head_end, task_index
+from forge_app.compaction._compactor import Compactor, is_summary_message
 from forge_app.compaction._fit import CUT_MARKER, MIN_KEPT_CHARS, cut_to_fit, irreducible_parts
-from forge_domain import Compact, Context, TextMessage, ToolCall, ToolResult
-from forge_domain.testing import pattern_of
+from forge_app.summary import SUMMARY_MARKER
+from forge_domain import Compact, Context, Role, TextMessage, ToolCall, ToolResult
+from forge_domain.testing import pattern_messages, pattern_of
 from forge_domain.validation import find_violations
 from tests.profiles import examples
 
@@ -142,3 +144,58 @@ def test_cut_to_fit_spares_the_task_after_a_demonstration():
     actual = cut_to_fit(fixture, 3_000)
 
     assert (actual.indices, actual.context[2] == task) == ((1, 4), True)  # outputs go first
+
+
+def with_summaries(letters: str, user_chars: int = 8) -> Context:
+    """``pattern(letters)`` with ``S`` an earlier summary, every user text ``user_chars`` long."""
+    messages = pattern_messages(letters.replace("S", "u"))
+    return Context(
+        [
+            TextMessage.user(f"{SUMMARY_MARKER} {'y' * 20}")
+            if letter == "S"
+            else TextMessage.user("u" * user_chars)
+            if letter == "u"
+            else message
+            for letter, message in zip(letters, messages, strict=True)
+        ]
+    )
+
+
+TASKS = [
+    ("system_and_task", "suaua", 1, 2),
+    ("demonstration_then_task", "suuaua", 2, 3),
+    ("summary_then_user", "sSuaua", None, 1),
+    ("task_summary_then_user", "suSuaua", 1, 2),
+    ("task_then_summary_alone", "suS", 1, 2),
+    ("no_system", "uaua", 0, 1),
+    ("no_task", "saua", None, 1),
+    ("answer_with_calls_first", "strua", None, 1),
+]
+"""(id, pattern with ``S`` a summary, the task's index, the head's end)."""
+
+
+@pytest.mark.parametrize(
+    ("letters", "task", "end"), [row[1:] for row in TASKS], ids=[row[0] for row in TASKS]
+)
+def test_task_index_is_the_last_user_message_of_the_head(letters, task, end):
+    fixture = list(with_summaries(letters))
+
+    actual = (
+        task_index(fixture, is_summary=is_summary_message),
+        head_end(fixture, is_summary=is_summary_message),
+    )
+
+    assert actual == (task, end)
+
+
+@pytest.mark.parametrize(
+    ("letters", "task"), [row[1:3] for row in TASKS], ids=[row[0] for row in TASKS]
+)
+def test_cut_to_fit_spares_the_task_and_only_the_task(letters, task):
+    fixture = with_summaries(letters, user_chars=20_000)
+    users = [i for i, m in enumerate(fixture) if m.has_role(Role.USER)]
+    users = [i for i in users if not is_summary_message(fixture[i])]
+
+    actual = cut_to_fit(fixture, 100).indices
+
+    assert actual == tuple(i for i in users if i != task)

@@ -85,6 +85,10 @@ FORMS: dict[str, list[tuple[str, str]]] = {
     ],
     "url_password": [
         ("redis://default:Zq8Lm3Nx@cache:6379/0", f"redis://default:{R}@cache:6379/0"),
+        ("postgres://app:p@ss@db/main", f"postgres://app:{R}@db/main"),
+        ("redis://:Zq8Lm3Nx@cache:6379/0", f"redis://:{R}@cache:6379/0"),
+        ("HTTPS://bob:Zq8Lm3Nx@example.com/", f"HTTPS://bob:{R}@example.com/"),
+        ("https://bob:pw@host.io/?to=a@b.io", f"https://bob:{R}@host.io/?to=a@b.io"),
         ("see https://example.com:8080/path and mailto:bob@example.com", ""),
     ],
     "openai_key": [

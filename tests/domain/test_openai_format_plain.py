@@ -13,9 +13,9 @@ import random
 
 import pytest
 
+from forge_domain._openai_plain import _plain_message
 from forge_domain.json import JsonObject
 from forge_domain.openai_format import (
-    _plain_message,
     message_from_openai,
     message_to_openai,
     messages_from_openai,

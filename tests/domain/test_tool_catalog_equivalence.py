@@ -16,7 +16,7 @@ from forge_domain import (
     output_outcome,
     output_reports_failure,
 )
-from forge_domain.tool_catalog import EXCERPT_CHARS, argument_excerpt
+from forge_domain._tool_items import EXCERPT_CHARS, argument_excerpt
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=300),

@@ -8,6 +8,7 @@ import pytest
 
 from forge_app.errors import InvalidStoreUrl, StoreUnavailable
 from forge_app.store import open_store, parse_store_url, redact_url
+from forge_app.summary._redaction import redact
 
 
 def test_store_password_in_the_query_is_hidden_too():
@@ -30,8 +31,22 @@ def test_store_password_in_the_query_is_hidden_too():
         ("postgresql://h/db?password=&passfile=/p", "postgresql://h/db?password=&passfile=/p"),
         ("postgresql://h/db?application_name=pwd", "postgresql://h/db?application_name=pwd"),
         ("postgres://h/db?", "postgres://h/db?"),
+        ("postgresql://:p@ss@h/db", "postgresql://:***@h/db"),
+        (
+            "postgresql://h/db?api_key=k1&auth_token=t2",
+            "postgresql://h/db?api_key=***&auth_token=***",
+        ),
     ],
-    ids=["user-info", "query", "both", "empty-and-path", "name-is-no-secret", "untouched"],
+    ids=[
+        "user-info",
+        "query",
+        "both",
+        "empty-and-path",
+        "name-is-no-secret",
+        "untouched",
+        "no-user-at-in-password",
+        "summary-secret-names",
+    ],
 )
 def test_store_url_shown_hides_every_password(url, shown):
     assert redact_url(url) == shown
@@ -49,3 +64,20 @@ def test_store_malformed_ipv6_host_is_a_typed_error_without_the_password(url, sh
     with pytest.raises(InvalidStoreUrl) as caught:
         parse_store_url(url)
     assert str(caught.value) == f"session store {shown}: malformed URL: Invalid IPv6 URL"
+
+
+@pytest.mark.parametrize(
+    ("url", "secret"),
+    [
+        ("postgresql://u:s3cr3t@h/db", "s3cr3t"),
+        ("postgresql://u:p@ss:w0rd@h/db", "ss:w0rd"),
+        ("postgresql://h/db?sslmode=disable&password=s3cr3t", "s3cr3t"),
+        ("postgresql://h/db?apikey=Zq8Lm3Nx7", "Zq8Lm3Nx7"),
+        ("postgresql://h/db?client_secret=Zq8Lm3Nx7", "Zq8Lm3Nx7"),
+    ],
+    ids=["user-info", "at-in-password", "query", "api-key", "secret"],
+)
+def test_store_url_and_summary_hide_the_same_secrets(url, secret):
+    actual = (secret in redact_url(url), secret in redact(url))
+
+    assert actual == (False, False)
