@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 __all__ = ["REDACTED", "redact"]
 # redact_for_model, secrets_in: for the llm engine only; URL_PASSWORD, is_secret_name: for
@@ -388,17 +389,22 @@ def secrets_in(text: str) -> frozenset[str]:
     for rule in (*_RULES, *_BARE_RULES):
         if rule.hints and not rule.may_match(text, folded):
             continue
-        for match in rule.pattern.finditer(text):
-            whole, new = match.group(0), rule.replace(match)
-            if whole != new:
-                found.add(_replaced_part(whole, new))
-        text = rule.pattern.sub(rule.replace, text)
+        text = rule.pattern.sub(partial(_noting, rule.replace, found), text)
     pieces = {piece for value in found for piece in re.split(r"[./\s]|\\n", value)}
     return frozenset(
         value.strip("\"'")
         for value in found | {p for p in pieces if len(p) >= 16}
         if len(value.strip("\"'")) >= _MIN_SECRET and REDACTED not in value
     )
+
+
+def _noting(replace: Callable[[re.Match[str]], str], found: set[str], match: re.Match[str]) -> str:
+    """``replace(match)``, noting in ``found`` the part of the match it removes (one pass
+    over the text finds and replaces)."""
+    new = replace(match)
+    if new != match.group(0):
+        found.add(_replaced_part(match.group(0), new))
+    return new
 
 
 def _replaced_part(whole: str, new: str) -> str:
