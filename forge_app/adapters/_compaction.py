@@ -232,11 +232,7 @@ class HistoryCompactor(Closing):
         last = context.last_message()
         pending = isinstance(last, TextMessage) and bool(last.tool_calls)
         target = Context(context[:-1], usage_floor=context.usage_floor) if pending else context
-        violations = find_violations(target)
-        if violations:  # e.g. some outputs of a turn not stored yet: compact at the next call
-            _log.warning(
-                "compaction_skipped", reason="history not provider-valid", first=str(violations[0])
-            )
+        if not _provider_valid(target):  # e.g. outputs of a turn not stored yet: next call
             return None
         compacted = await self._compact(target)
         if compacted is None or last is None or not pending:
@@ -272,21 +268,23 @@ class HistoryCompactor(Closing):
         if self._held(count):  # the last try saved nothing: wait for growth, as compact does
             return None
         before = Context(context[:cut])
-        violations = find_violations(before)
-        if violations:
-            _log.warning(
-                "compaction_skipped", reason="history not provider-valid", first=str(violations[0])
-            )
+        if not _provider_valid(before):
             return None
         outcome = await self._compress(before, "forced")
         if not outcome.changed():
-            self._hold = count + max(1, int(self.agent.compaction_threshold() * RETRY_GROWTH))
+            self._hold_until_growth(count)
             return None
         self.compactions.append(outcome.result)
         kept = context[cut:]  # their reported usage measured the history before: stale
         compacted = Context([*outcome.context, *kept], usage_floor=len(outcome.context) + len(kept))
         self._remember(compacted)
         return compacted
+
+    def _hold_until_growth(self, count: int) -> None:
+        """Try again only once the history has grown past ``count`` by 10% of the threshold
+        (what could be compacted was not enough: an ``llm`` engine would otherwise be asked
+        again at every model call)."""
+        self._hold = count + max(1, int(self.agent.compaction_threshold() * RETRY_GROWTH))
 
     async def _compact(self, context: Context) -> Context | None:
         outcome = await self._compress(context, "automatic")
@@ -300,8 +298,7 @@ class HistoryCompactor(Closing):
                 current = forced.context
         after = current.token_count()
         if self.engine.should_compress(current, after):
-            threshold = self.agent.compaction_threshold()
-            self._hold = int(after) + max(1, int(threshold * RETRY_GROWTH))
+            self._hold_until_growth(int(after))
         if current is context:
             return None
         self._remember(current)
@@ -350,3 +347,14 @@ class HistoryCompactor(Closing):
             await to_thread.run_sync(self.close)
         else:
             await close_engine(self.engine)
+
+
+def _provider_valid(context: Context) -> bool:
+    """Whether a provider would take ``context``; when not, a ``compaction_skipped`` warning
+    (the framework goes on as it would without the adapter)."""
+    violations = find_violations(context)
+    if violations:
+        _log.warning(
+            "compaction_skipped", reason="history not provider-valid", first=str(violations[0])
+        )
+    return not violations
