@@ -217,7 +217,11 @@ def parse_ref(shown: str, conversation_id: str, ref: str) -> tuple[str, int]:
     return match.group(1), int(match.group(2))
 
 
-def stored_row(message: ContextMessage) -> tuple[str, str, str, str]:
+StoredRow = tuple[str, str, str, str]
+"""The stored columns of a message after its seq: role, body, model, searchable text."""
+
+
+def stored_row(message: ContextMessage) -> StoredRow:
     """The stored columns of ``message`` after its seq: role, body, model, searchable text."""
     role = "tool" if isinstance(message, ToolResult) else str(message.role)
     return role, openai_json(message), dump_message(message), search_text(message)

@@ -43,9 +43,9 @@ from forge_app.store._records import (
     NewArchive,
     SearchHit,
     StoredMessage,
+    StoredRow,
     conversation_info,
     parse_ref,
-    search_text,
     stored_row,
 )
 from forge_app.store._schema import migrate
@@ -174,33 +174,33 @@ class SessionStore:
         Raises:
             StoreError: ``create_for`` is given and the conversation already exists.
         """
+        stored = [stored_row(message) for message in messages]  # each serialised once
         if (
             create_for is None
             and self.dialect == "postgresql"
-            and 0 < len(messages) <= BATCH_ROWS
-            and sum(len(search_text(m)) for m in messages) <= _ONE_STATEMENT_CHARS
+            and 0 < len(stored) <= BATCH_ROWS
+            and sum(len(row[3]) for row in stored) <= _ONE_STATEMENT_CHARS
         ):
-            return self._append_in_one_statement(conversation_id, messages, runtime)
+            return self._append_in_one_statement(conversation_id, stored, runtime)
         with self._db.write() as cursor:
             if create_for is not None and not self._create(cursor, conversation_id, create_for):
                 raise StoreError(
                     self.url, f"conversation {conversation_id!r} already exists; resume it instead"
                 )
-            return self._append(cursor, conversation_id, messages, runtime)
+            return self._append(cursor, conversation_id, stored, runtime)
 
     def _append_in_one_statement(
-        self, conversation_id: str, messages: Sequence[ContextMessage], runtime: str | None
+        self, conversation_id: str, stored: Sequence[StoredRow], runtime: str | None
     ) -> Appended:
         """PostgreSQL: the seqs and the rows in one statement (atomic, one round trip)."""
-        count = len(messages)
+        count = len(stored)
         sets, params = _seq_allocation(count, runtime)
         params.extend((conversation_id, count, conversation_id))
         rows_sql = []
         terms_sql: list[str] = []
         terms_params: list[Param] = []
-        for k, message in enumerate(messages):
+        for k, row in enumerate(stored):
             rows_sql.append(f"({k}, ?::text, ?::text, ?::text, ?::text)")
-            row = stored_row(message)
             params.extend(row)
             for part in parts(row[3]):
                 terms_sql.append(f"({k}, ?::tsvector)")
@@ -231,12 +231,13 @@ class SessionStore:
         self,
         cursor: Cursor,
         conversation_id: str,
-        messages: Sequence[ContextMessage],
+        stored: Sequence[StoredRow],
         runtime: str | None,
     ) -> Appended:
-        """Give ``messages`` the next seqs (the row update locks the conversation) and insert
-        them, a few statements in all however many there are."""
-        count = len(messages)
+        """Give the messages of ``stored`` (their :func:`stored_row`) the next seqs (the row
+        update locks the conversation) and insert them, a few statements in all however many
+        there are."""
+        count = len(stored)
         sets, params = _seq_allocation(count, runtime)
         if not count:
             sets = sets.replace("version = version + 1, ", "")
@@ -249,12 +250,10 @@ class SessionStore:
         first, version = cast(int, rows[0][0]), cast(int, rows[0][1])
         seqs = tuple(range(first, first + count))
         for at in range(0, count, BATCH_ROWS):
-            chunk = list(
-                zip(seqs[at : at + BATCH_ROWS], messages[at : at + BATCH_ROWS], strict=True)
-            )
+            chunk = list(zip(seqs[at : at + BATCH_ROWS], stored[at : at + BATCH_ROWS], strict=True))
             values: list[Param] = []
-            for seq, message in chunk:
-                values.extend((conversation_id, seq, *stored_row(message)))
+            for seq, row in chunk:
+                values.extend((conversation_id, seq, *row))
             cursor.run(
                 "INSERT INTO forge_messages (conversation_id, seq, role, body, model, text) VALUES "
                 + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(chunk)),
@@ -266,7 +265,7 @@ class SessionStore:
                 "AND seq <= ? ORDER BY seq",
                 (conversation_id, seqs[0], seqs[-1]),
             )
-            texts = (stored_row(message)[3] for message in messages)
+            texts = (row[3] for row in stored)
             index_messages(
                 cursor, self.dialect, zip((cast(int, row[0]) for row in ids), texts, strict=True)
             )
