@@ -71,12 +71,10 @@ async def replay_turns(
     return turns, session
 
 
-def _compactions(turn: ReplayTurn) -> list[tuple[tuple[int, int], CompactionResult]]:
-    """The compactions of ``turn`` that the table and the chart show (those that summarised).
-
-    Each comes with the inclusive range it summarised.
-    """
-    return [(c.compacted_range, c) for c in turn.compactions if c.compacted_range is not None]
+def _compactions(turn: ReplayTurn) -> list[CompactionResult]:
+    """The compactions of ``turn`` that the table and the chart show (those that changed
+    the context: summarised, pruned or cut)."""
+    return [c for c in turn.compactions if c.compacted_range is not None]
 
 
 def _what(result: CompactionResult) -> str:
@@ -97,7 +95,7 @@ def chart_samples(turns: Sequence[ReplayTurn]) -> tuple[list[Sample], list[Sampl
 
     samples: list[Sample] = []
     for turn in turns:
-        for _, compaction in _compactions(turn):
+        for compaction in _compactions(turn):
             samples.append(Sample(turn.turn, compaction.original_tokens))
             samples.append(Sample(turn.turn, compaction.compacted_tokens, compaction=True))
         samples.append(Sample(turn.turn, int(turn.tokens)))
@@ -147,7 +145,7 @@ def timeline_table(turns: Sequence[ReplayTurn], threshold: int, title: str) -> T
     for turn in turns:
         events = Text(" ").join(
             Text.assemble(("●", "red"), f" {_what(c)} {c.original_tokens:,}→{c.compacted_tokens:,}")
-            for _, c in _compactions(turn)
+            for c in _compactions(turn)
         )
         table.add_row(
             str(turn.turn),
