@@ -11,8 +11,9 @@ tool runs check: every tool call is answered in the next request. Blockbuster is
 
 from __future__ import annotations
 
+import asyncio
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -346,6 +347,18 @@ async def test_with_reinject_system_prompt_in_a_resumed_tool_loop():
     ]
 
 
+@pytest.fixture
+def thread_loop() -> Iterator[None]:
+    """The loop ``run_sync`` uses, closed afterwards (pydantic-ai's suite does the same, for the
+    session: ``run_sync`` leaves the loop it made open, for the collector to report later)."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    yield
+    asyncio.set_event_loop(None)
+    loop.close()
+
+
+@pytest.mark.usefixtures("thread_loop")
 def test_run_sync_compacts():
     """``run_sync`` runs the async processor on pydantic-ai's own loop."""
     received: list[list[ModelMessage]] = []
