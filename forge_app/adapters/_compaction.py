@@ -286,7 +286,8 @@ class HistoryCompactor(Closing):
         ``whole``: everything before ``cut`` but the leading system messages becomes one
         summary (LangChain's bound: summary and ``keep``), also a part the engine would leave
         as it is (the task and user messages only, or too short for a summary to save
-        anything): see :meth:`_summarise_whole`.
+        anything): see :meth:`_summarise_whole`. None then only when that part is one summary
+        already (or empty), and no wait follows: no engine was asked.
 
         Raises:
             ForgeAppError: the engine failed (``CompactionFailed`` …); nothing was changed.
@@ -299,7 +300,8 @@ class HistoryCompactor(Closing):
             return None
         summarised = await (self._summarise_whole(before) if whole else self._engine_before(before))
         if summarised is None:
-            self._hold_until_growth(count)
+            if not whole:  # with ``whole``, only a part that is one summary already: no engine ran
+                self._hold_until_growth(count)
             return None
         kept = context[cut:]  # their reported usage measured the history before: stale
         compacted = Context([*summarised, *kept], usage_floor=len(summarised) + len(kept))

@@ -241,3 +241,22 @@ def test_middleware_takes_langchains_deprecated_arguments_with_its_warning():
         kept = ForgeCompactionMiddleware(messages_to_keep=3)
 
     assert (tokens.trigger, kept.keep) == (("tokens", 1_000), ("messages", 3))
+
+
+async def test_middleware_does_not_wait_after_a_part_that_is_its_summary_alone():
+    """A token trigger fired but only the summary is before the cut: nothing to do, and the
+    next call, one message later, compacts (no wait for the history to grow by tokens)."""
+    middleware = ForgeCompactionMiddleware(trigger=("messages", 3), keep=("messages", 2))
+    first = await middleware.abefore_model(
+        {"messages": [HumanMessage("task one"), AIMessage("a"), HumanMessage("b")]},
+        runtime=None,  # type: ignore[arg-type]
+    )
+    assert first is not None
+    summary, *kept = first["messages"][1:]
+    alone = await middleware.abefore_model({"messages": [summary, *kept]}, runtime=None)  # type: ignore[arg-type]
+    grown = [summary, *kept, AIMessage("c")]
+
+    again = await middleware.abefore_model({"messages": grown}, runtime=None)  # type: ignore[arg-type]
+
+    assert (alone, again is not None) == (None, True)
+    assert [m.text for m in again["messages"][2:]] == ["b", "c"]
