@@ -37,6 +37,7 @@ from forge_app.compaction import (
     resolve_engine,
 )
 from forge_app.compaction._boundaries import head_end
+from forge_app.compaction._compactor import SUMMARY_TEXT_LIMIT
 from forge_app.runtime._telemetry import observed_compaction
 from forge_app.runtime.plugins._compaction import RETRY_GROWTH
 from forge_app.summary import read_frame
@@ -327,15 +328,18 @@ class HistoryCompactor(Closing):
         3. when the engine changed nothing (user messages only, or too little text for a
            summary to save any), everything is folded into one frame summary
            (:meth:`Compactor.summarise_span`), even when that is longer than what it replaces;
-        4. the task is never lost: a head user message whose text the final summary does not
-           hold word for word (cut by the summary budget, or paraphrased by the ``llm``
-           engine) goes back, as it was, before the summary.
+        4. the task is never lost: a head longer than the frame quotes whole
+           (``SUMMARY_TEXT_LIMIT``) is not summarised at all, and a head user message whose
+           text the final summary does not hold word for word (cut by the summary budget, or
+           paraphrased by the ``llm`` engine) goes back, as it was, before the summary.
         """
         start = _system_end(before)
+        head = before[start : head_end(list(before), is_summary=is_summary_message)]
+        if any(len(message.text) > SUMMARY_TEXT_LIMIT for message in head):
+            start, head = start + len(head), []  # the frame would cut it: the head stays whole
         rest = before[start:]
         if not rest or (len(rest) == 1 and is_summary_message(rest[0])):
             return None
-        head = before[start : head_end(list(before), is_summary=is_summary_message)]
         current, steps = before, []
         if head:
             folded = self._summariser.summarise_span(current, (start, start + len(head) - 1))

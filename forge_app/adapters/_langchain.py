@@ -13,8 +13,12 @@ marked ``lc_source: summarization`` as LangChain's own. An ``AIMessage`` and its
 Triggers and retention use LangChain's vocabulary whole (``_langchain_sizes``): a
 ``ContextSize`` tuple, an AND ``TriggerClause`` mapping or a list of either (any fires),
 ``None``/``[]`` never; ``keep`` in messages, tokens or a fraction of the window (20 messages by
-default); ``token_counter=``. The middleware decides when and where the kept tail starts; the
-agent's engine summarises everything before it. Everything else comes from the agent's
+default); ``token_counter=``. The middleware decides when and where the kept tail starts;
+everything before it (but leading system messages) becomes one summary, written by the agent's
+engine, or by the frame when the engine would leave it (user messages only, a few words): the
+bound holds even when the summary saves nothing. The task goes into the summary word for word,
+or stays a message of its own when the summary cannot quote it whole
+(``HistoryCompactor.compact_before(whole=True)``). Everything else comes from the agent's
 ``compact:`` settings.
 
 A sync agent's compactions run on the middleware's own event loop (a thread

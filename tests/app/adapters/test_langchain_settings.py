@@ -215,6 +215,7 @@ async def test_middleware_keeps_a_task_the_summary_cannot_hold_word_for_word():
         {"lc_source": "summarization"},
         True,
     )
+    assert "Implement the parser" not in summary.text  # no cut copy of it in the summary
 
 
 async def test_middleware_folds_its_own_summary_at_the_next_compaction():
