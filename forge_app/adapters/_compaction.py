@@ -334,7 +334,9 @@ class HistoryCompactor(Closing):
            paraphrased by the ``llm`` engine) goes back, as it was, before the summary.
         """
         start = _system_end(before)
-        head = before[start : head_end(list(before), is_summary=is_summary_message)]
+        head: list[ContextMessage] = list(
+            before[start : head_end(list(before), is_summary=is_summary_message)]
+        )
         if any(len(message.text) > SUMMARY_TEXT_LIMIT for message in head):
             start, head = start + len(head), []  # the frame would cut it: the head stays whole
         rest = before[start:]
