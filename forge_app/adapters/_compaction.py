@@ -342,13 +342,24 @@ class HistoryCompactor(Closing):
         rest = before[start:]
         if not rest or (len(rest) == 1 and is_summary_message(rest[0])):
             return None
+        async with observed_compaction(  # one span: the steps are parts of one compaction
+            self.agent, self.engine, reason="threshold", mode="forced"
+        ) as finish:
+            current = await self._whole_steps(before, start, head)
+            finish(self.compactions[-1])
+        return current
+
+    async def _whole_steps(
+        self, before: Context, start: int, head: list[ContextMessage]
+    ) -> Context:
+        """Steps 1-4 of :meth:`_summarise_whole`; the one result is recorded."""
         current, steps = before, []
         if head:
             folded = self._summariser.summarise_span(current, (start, start + len(head) - 1))
             current, steps = folded.context, [folded.result]
         engine_wrote = False
         if not _one_summary(current, start):
-            outcome = await self._compress(current, "forced")
+            outcome = await compress_with(self.engine, current, mode="forced")
             if outcome.changed():
                 current, steps, engine_wrote = outcome.context, [*steps, outcome.result], True
         if not engine_wrote and not _one_summary(current, start):
