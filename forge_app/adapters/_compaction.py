@@ -21,6 +21,7 @@ from __future__ import annotations
 import threading
 import weakref
 from contextlib import AbstractContextManager
+from functools import partial
 from types import TracebackType
 from typing import Self
 
@@ -28,7 +29,15 @@ import structlog
 from anyio import to_thread
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 
-from forge_app.compaction import close_engine, compress_with, resolve_engine
+from forge_app.compaction import (
+    Compactor,
+    close_engine,
+    compress_with,
+    is_summary_message,
+    resolve_engine,
+)
+from forge_app.compaction._boundaries import head_end
+from forge_app.compaction._compactor import SUMMARY_TEXT_LIMIT
 from forge_app.runtime._telemetry import observed_compaction
 from forge_app.runtime.plugins._compaction import RETRY_GROWTH
 from forge_app.summary import read_frame
@@ -37,7 +46,7 @@ from forge_domain.compact import Compact
 from forge_domain.context import Context
 from forge_domain.engine import CompactionMode, ContextEngine
 from forge_domain.json import JsonObject
-from forge_domain.messages import ContextMessage, TextMessage
+from forge_domain.messages import ContextMessage, Role, TextMessage
 from forge_domain.result import CompactionOutcome, CompactionResult
 from forge_domain.validation import find_violations
 
@@ -158,8 +167,13 @@ class HistoryCompactor(Closing):
         *,
         engine: ContextEngine | None = None,
         context_length: int | None = None,
+        engine_tail: bool = True,
     ) -> None:
         """Use ``engine``, or the engine the agent's ``compact.engine`` names (``frame``).
+
+        ``engine_tail=False``: the engine built here keeps no token tail of its own
+        (``tail_ratio=0``: the ``llm`` engine's protected tail, the prune tier's), for a
+        caller that decides itself what stays verbatim (the LangChain middleware's ``keep``).
 
         An injected ``engine`` decides when to compact by the agent it was built for
         (its triggers and threshold); ``settings`` then only pace the retries after an
@@ -172,13 +186,22 @@ class HistoryCompactor(Closing):
         self.engine: ContextEngine = (
             engine
             if engine is not None
-            else resolve_engine(self.agent, context_length=self.agent.context_length)
+            else resolve_engine(
+                self.agent,
+                context_length=self.agent.context_length,
+                **({} if engine_tail else {"tail_ratio": 0.0}),
+            )
         )
         """The engine that decides and compacts."""
         if engine is not None and context_length is not None:
             engine.update_model(context_length)
         self.compactions: list[CompactionResult] = []
         """Every compaction applied, oldest first."""
+        threshold = self.agent.compaction_threshold(self.agent.context_length)
+        self._summariser = Compactor(
+            self.agent.compact.model_copy(update={"token_threshold": threshold}),
+            catalog=self.agent.tool_catalog(),
+        )  # the frame, for spans the caller chose (compact_before's ``whole``)
         self._hold: int | None = None
         self._summaries: dict[str, JsonObject] = {}
         self._loop: _LoopThread | None = None
@@ -248,18 +271,24 @@ class HistoryCompactor(Closing):
             finish(outcome.result)
         return outcome
 
-    async def compact_before(self, context: Context, cut: int) -> Context | None:
+    async def compact_before(
+        self, context: Context, cut: int, *, whole: bool = False
+    ) -> Context | None:
         """``context`` with its messages before ``cut`` summarised and the rest kept as they are.
 
         The caller has decided that a compaction is due and where the verbatim tail starts
         (LangChain's ``keep``); the engine compacts the part before it in ``forced`` mode
         (head, summary, and the agent's retention window, 0 for the LangChain middleware).
-        None when nothing before ``cut`` could be compacted (only the head and user messages
-        before the first answer: the task is never summarised; or too little text for a
-        summary to save any) or the part before it is not provider-valid (logged as
-        ``compaction_skipped``). After nothing could be compacted, it waits until the history
-        has grown by 10% of the threshold, as :meth:`compact` does (an ``llm`` engine would
-        otherwise be asked again at every model call).
+        None when nothing before ``cut`` could be compacted or the part before it is not
+        provider-valid (logged as ``compaction_skipped``). After nothing could be compacted,
+        it waits until the history has grown by 10% of the threshold, as :meth:`compact`
+        does (an ``llm`` engine would otherwise be asked again at every model call).
+
+        ``whole``: everything before ``cut`` but the leading system messages becomes one
+        summary (LangChain's bound: summary and ``keep``), also a part the engine would leave
+        as it is (the task and user messages only, or too short for a summary to save
+        anything): see :meth:`_summarise_whole`. None then only when that part is one summary
+        already (or empty), and no wait follows: no engine was asked.
 
         Raises:
             ForgeAppError: the engine failed (``CompactionFailed`` …); nothing was changed.
@@ -270,15 +299,79 @@ class HistoryCompactor(Closing):
         before = Context(context[:cut])
         if not _provider_valid(before):
             return None
-        outcome = await self._compress(before, "forced")
-        if not outcome.changed():
-            self._hold_until_growth(count)
+        summarised = await (self._summarise_whole(before) if whole else self._engine_before(before))
+        if summarised is None:
+            if not whole:  # with ``whole``, only a part that is one summary already: no engine ran
+                self._hold_until_growth(count)
             return None
-        self.compactions.append(outcome.result)
         kept = context[cut:]  # their reported usage measured the history before: stale
-        compacted = Context([*outcome.context, *kept], usage_floor=len(outcome.context) + len(kept))
+        compacted = Context([*summarised, *kept], usage_floor=len(summarised) + len(kept))
         self._remember(compacted)
         return compacted
+
+    async def _engine_before(self, before: Context) -> Context | None:
+        """``before`` compacted by the engine in ``forced`` mode, None when it changed nothing."""
+        outcome = await self._compress(before, "forced")
+        if not outcome.changed():
+            return None
+        self.compactions.append(outcome.result)
+        return outcome.context
+
+    async def _summarise_whole(self, before: Context) -> Context | None:
+        """``before`` as its leading system messages and one summary; None when it is that already.
+
+        1. The head's user messages (the task, and any before the first answer) become a
+           frame summary first, so that the engine folds them ahead of what follows;
+        2. the engine compacts in ``forced`` mode, as without ``whole`` (an engine built
+           with ``engine_tail=False`` keeps nothing else; an engine passed in keeps what its
+           own settings keep);
+        3. when the engine changed nothing (user messages only, or too little text for a
+           summary to save any), everything is folded into one frame summary
+           (:meth:`Compactor.summarise_span`), even when that is longer than what it replaces;
+        4. the task is never lost: a head longer than the frame quotes whole
+           (``SUMMARY_TEXT_LIMIT``) is not summarised at all, and a head user message whose
+           text the final summary does not hold word for word (cut by the summary budget, or
+           paraphrased by the ``llm`` engine) goes back, as it was, before the summary.
+        """
+        start = _system_end(before)
+        head: list[ContextMessage] = list(
+            before[start : head_end(list(before), is_summary=is_summary_message)]
+        )
+        if any(len(message.text) > SUMMARY_TEXT_LIMIT for message in head):
+            start, head = start + len(head), []  # the frame would cut it: the head stays whole
+        rest = before[start:]
+        if not rest or (len(rest) == 1 and is_summary_message(rest[0])):
+            return None
+        async with observed_compaction(  # one span: the steps are parts of one compaction
+            self.agent, self.engine, reason="threshold", mode="forced"
+        ) as finish:
+            current = await self._whole_steps(before, start, head)
+            finish(self.compactions[-1])
+        return current
+
+    async def _whole_steps(
+        self, before: Context, start: int, head: list[ContextMessage]
+    ) -> Context:
+        """Steps 1-4 of :meth:`_summarise_whole`; the one result is recorded."""
+        current, steps = before, []
+        if head:
+            folded = self._summariser.summarise_span(current, (start, start + len(head) - 1))
+            current, steps = folded.context, [folded.result]
+        engine_wrote = False
+        if not _one_summary(current, start):
+            outcome = await compress_with(self.engine, current, mode="forced")
+            if outcome.changed():
+                current, steps, engine_wrote = outcome.context, [*steps, outcome.result], True
+        if not engine_wrote and not _one_summary(current, start):
+            folded = self._summariser.summarise_span(current, (start, len(current) - 1))
+            current, steps = folded.context, [*steps, folded.result]
+        texts = [message.text for message in current[start:]]
+        lost = [m for m in head if not any(m.text in text for text in texts)]
+        if lost:
+            messages = [*current[:start], *lost, *current[start:]]
+            current = Context(messages, usage_floor=len(messages))
+        self.compactions.append(_whole_result(before, current, start, steps))
+        return current
 
     def _hold_until_growth(self, count: int) -> None:
         """Try again only once the history has grown past ``count`` by 10% of the threshold
@@ -313,9 +406,11 @@ class HistoryCompactor(Closing):
         """
         return self._portal().call(self.compact, context)
 
-    def compact_before_blocking(self, context: Context, cut: int) -> Context | None:
+    def compact_before_blocking(
+        self, context: Context, cut: int, *, whole: bool = False
+    ) -> Context | None:
         """:meth:`compact_before` for synchronous code (see :meth:`compact_blocking`)."""
-        return self._portal().call(self.compact_before, context, cut)
+        return self._portal().call(partial(self.compact_before, context, cut, whole=whole))
 
     def _portal(self) -> BlockingPortal:
         with self._loop_lock:
@@ -347,6 +442,39 @@ class HistoryCompactor(Closing):
             await to_thread.run_sync(self.close)
         else:
             await close_engine(self.engine)
+
+
+def _system_end(context: Context) -> int:
+    """The index of the first message after the leading system messages."""
+    index = 0
+    while index < len(context) and context[index].has_role(Role.SYSTEM):
+        index += 1
+    return index
+
+
+def _one_summary(context: Context, start: int) -> bool:
+    """Whether ``context`` from ``start`` on is one summary message."""
+    return len(context) - start == 1 and is_summary_message(context[start])
+
+
+def _whole_result(
+    before: Context, after: Context, start: int, steps: list[CompactionResult]
+) -> CompactionResult:
+    """One result for the steps of :meth:`HistoryCompactor._summarise_whole`: everything from
+    ``start`` on was summarised; the engine named is the last step's (the summary's writer)."""
+    last = steps[-1]
+    span = (start, len(before) - 1)
+    return CompactionResult(
+        original_tokens=int(before.token_count()),
+        compacted_tokens=int(after.token_count()),
+        original_messages=len(before),
+        compacted_messages=len(after),
+        compacted_range=span,
+        summarised_range=span,
+        engine=last.engine,
+        summary_usage=next((s.summary_usage for s in steps if s.summary_usage), None),
+        coverage=next((s.coverage for s in reversed(steps) if s.coverage is not None), None),
+    )
 
 
 def _provider_valid(context: Context) -> bool:

@@ -13,8 +13,12 @@ marked ``lc_source: summarization`` as LangChain's own. An ``AIMessage`` and its
 Triggers and retention use LangChain's vocabulary whole (``_langchain_sizes``): a
 ``ContextSize`` tuple, an AND ``TriggerClause`` mapping or a list of either (any fires),
 ``None``/``[]`` never; ``keep`` in messages, tokens or a fraction of the window (20 messages by
-default); ``token_counter=``. The middleware decides when and where the kept tail starts; the
-agent's engine summarises everything before it. Everything else comes from the agent's
+default); ``token_counter=``. The middleware decides when and where the kept tail starts;
+everything before it (but leading system messages) becomes one summary, written by the agent's
+engine, or by the frame when the engine would leave it (user messages only, a few words): the
+bound holds even when the summary saves nothing. The task goes into the summary word for word,
+or stays a message of its own when the summary cannot quote it whole
+(``HistoryCompactor.compact_before(whole=True)``). Everything else comes from the agent's
 ``compact:`` settings.
 
 A sync agent's compactions run on the middleware's own event loop (a thread
@@ -80,6 +84,9 @@ __all__ = ["ForgeCompactionMiddleware"]
 
 SUMMARY_SOURCE = {"lc_source": "summarization"}
 """``additional_kwargs`` of the summary, as LangChain's ``SummarizationMiddleware`` sets it."""
+SUMMARY_PREFIX = "Here is a summary of the conversation to date:\n\n"
+"""The first line of the summary, as LangChain's ``SummarizationMiddleware`` writes it (the
+engine's summary follows; it is taken off again when the history is read back)."""
 
 TokenCounter: TypeAlias = Callable[[Sequence[BaseMessage]], int]
 """LangChain's token counter: the tokens of a list of messages."""
@@ -132,6 +139,13 @@ def _text(message: BaseMessage) -> str:
     return str(message.text)
 
 
+def _summary_text(message: HumanMessage) -> str:
+    """The text of ``message``, without :data:`SUMMARY_PREFIX` when it is a summary we wrote."""
+    text = _text(message)
+    ours = message.additional_kwargs.get("lc_source") == SUMMARY_SOURCE["lc_source"]
+    return text.removeprefix(SUMMARY_PREFIX) if ours else text
+
+
 def _usage(message: AIMessage) -> Usage | None:
     """The usage the provider reported for ``message``, so token triggers see real counts."""
     reported = message.usage_metadata
@@ -149,7 +163,7 @@ class _Converter:
         if isinstance(message, SystemMessage):
             out = self.head.system(_text(message))
         elif isinstance(message, HumanMessage):
-            out = user_prompt(_text(message))
+            out = user_prompt(_summary_text(message))
         elif isinstance(message, AIMessage):
             calls = tuple(
                 ToolCall(id=call["id"] or "", name=call["name"], arguments=json.dumps(call["args"]))
@@ -183,7 +197,7 @@ def _new_message(message: ContextMessage) -> BaseMessage:
         return AIMessage(message.text, tool_calls=calls)
     if message.role == Role.SYSTEM:
         return SystemMessage(message.text)
-    return HumanMessage(message.text, additional_kwargs=dict(SUMMARY_SOURCE))
+    return HumanMessage(SUMMARY_PREFIX + message.text, additional_kwargs=dict(SUMMARY_SOURCE))
 
 
 class ForgeCompactionMiddleware(AgentMiddleware[AgentState[Any], Any, Any], Closing):
@@ -282,7 +296,9 @@ class ForgeCompactionMiddleware(AgentMiddleware[AgentState[Any], Any, Any], Clos
             raise ValueError(_NEEDS_PROFILE)
         self._window = window
         agent = _engine_agent(base, self._clauses)
-        self.compactor = HistoryCompactor(agent, engine=engine, context_length=window)
+        self.compactor = HistoryCompactor(
+            agent, engine=engine, context_length=window, engine_tail=False
+        )
 
     @property
     def compactions(self) -> list[CompactionResult]:
@@ -303,7 +319,9 @@ class ForgeCompactionMiddleware(AgentMiddleware[AgentState[Any], Any, Any], Clos
                 case Kept(item=item):
                     out.append(item)
                 case Rebuilt(item=item, messages=(message, *_)):
-                    out.append(item.model_copy(update={"content": message.text}))
+                    ours = isinstance(item, HumanMessage) and _summary_text(item) != _text(item)
+                    text = SUMMARY_PREFIX + message.text if ours else message.text
+                    out.append(item.model_copy(update={"content": text}))
                 case Added(messages=added):
                     out.extend(_new_message(message) for message in added)
                 case _:
@@ -336,7 +354,8 @@ class ForgeCompactionMiddleware(AgentMiddleware[AgentState[Any], Any, Any], Clos
         cut = history.cut(self._cut(state, history))
         if cut <= 0:
             return None
-        return self._update(history, self.compactor.compact_before_blocking(history.context, cut))
+        compacted = self.compactor.compact_before_blocking(history.context, cut, whole=True)
+        return self._update(history, compacted)
 
     async def abefore_model(
         self, state: AgentState[Any], runtime: Runtime[Any]
@@ -346,7 +365,8 @@ class ForgeCompactionMiddleware(AgentMiddleware[AgentState[Any], Any, Any], Clos
         cut = history.cut(self._cut(state, history))
         if cut <= 0:
             return None
-        return self._update(history, await self.compactor.compact_before(history.context, cut))
+        compacted = await self.compactor.compact_before(history.context, cut, whole=True)
+        return self._update(history, compacted)
 
     def close(self) -> None:
         """Release what the engine holds (the ``llm`` engine's HTTP client), after sync runs.

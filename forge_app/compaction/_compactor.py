@@ -167,6 +167,28 @@ class Compactor:
         except (ForgeDomainError, ValidationError, jinja2.TemplateError) as exc:
             raise CompactionFailed("summary", str(exc)) from exc
 
+    def summarise_span(self, context: Context, span: tuple[int, int]) -> CompactionOutcome:
+        """Replace exactly ``span`` (inclusive) with one summary, however long it comes out.
+
+        For a caller that has decided what to summarise (the LangChain middleware honouring
+        ``keep``): no strategy, no protected head, and no check that the summary saves
+        tokens (a few short messages give a longer summary). Summaries inside the span are
+        folded; user texts are kept as the frame keeps them (whole up to
+        ``SUMMARY_TEXT_LIMIT``, cut or dropped only by the summary budget).
+
+        Raises:
+            InvalidTranscript: the input breaks provider rules (nothing is changed).
+            CompactionFailed: the span separates a tool call from its results, or a step failed.
+        """
+        ensure_valid(context, "shared")
+        try:
+            with redaction_memo():
+                compacted = self._splice(context, span, SUMMARY_TEXT_LIMIT)
+        except (ForgeDomainError, ValidationError, jinja2.TemplateError) as exc:
+            raise CompactionFailed("summary", str(exc)) from exc
+        ensure_valid_output(compacted)
+        return self._outcome(context, compacted, span, "not_set")
+
     # -- internals -----------------------------------------------------------------------
 
     def _span(self, context: Context, retained: int) -> tuple[int, int] | None:

@@ -46,8 +46,11 @@ async def test_forge_session_explicit_limit_above_the_stores_own_is_honoured():
 async def test_forge_session_settings_are_the_wrapped_stores():
     store = SQLiteSession("s", session_settings=SessionSettings(limit=3))
     session = ForgeSession("s", store=store)
+    before = session.session_settings  # read through, before any is set
 
     session.session_settings = SessionSettings(limit=1)
+
+    assert before == SessionSettings(limit=3)
 
     assert (store.session_settings, session.session_settings) == (
         SessionSettings(limit=1),
@@ -86,3 +89,24 @@ def test_forge_session_serves_runs_from_several_threads_each_with_its_own_loop()
         answers = sorted(pool.map(run, range(8), timeout=60))
 
     assert answers == sorted(f"answer {n}" for n in range(8))
+
+
+def test_forge_session_serves_run_sync_from_a_thread_pool():
+    """``Runner.run_sync`` itself in a thread pool (issue 24): each thread runs on its own
+    default loop, which the SDK leaves open and reuses; closed here after each run, so that
+    no loop is left for the collector to report (the next run on that thread opens a new one)."""
+    session = ForgeSession("shared", store=SQLiteSession("shared"))
+
+    def run(n: int) -> str:
+        model = ScriptedModel([[assistant_message(f"answer {n}")]])  # type: ignore[list-item]
+        agent = Agent(name="a", model=model)
+        try:
+            return str(Runner.run_sync(agent, f"question {n}", session=session).final_output)
+        finally:
+            asyncio.get_event_loop_policy().get_event_loop().close()
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        answers = sorted(pool.map(run, range(8), timeout=60))
+
+    assert answers == sorted(f"answer {n}" for n in range(8))
+    assert len(asyncio.run(session.get_items())) == 16  # each run: its question and answer

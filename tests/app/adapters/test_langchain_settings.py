@@ -110,13 +110,15 @@ async def test_middleware_replaces_all_messages_keeping_untouched_originals():
     first, *rest = update["messages"]
     assert (isinstance(first, RemoveMessage), first.id) == (True, REMOVE_ALL_MESSAGES)
     assert (
-        rest[0] is messages[0],
+        len(rest),
         [m is o for m, o in zip(rest[-4:], messages[-4:], strict=True)],
     ) == (
-        True,
+        5,
         [True] * 4,
     )
-    assert rest[1].additional_kwargs == {"lc_source": "summarization"}
+    assert rest[0].additional_kwargs == {"lc_source": "summarization"}
+    assert rest[0].text.startswith("Here is a summary of the conversation to date:\n\n")
+    assert scenario.TASK in rest[0].text  # the task, word for word, in the summary
 
 
 async def test_middleware_leaves_state_alone_below_the_trigger():
@@ -156,17 +158,81 @@ async def test_middleware_bounds_the_message_count_its_trigger_names():
     update = await middleware.abefore_model({"messages": conversation(6)}, runtime=None)  # type: ignore[arg-type]
 
     assert update is not None
-    assert len(update["messages"][1:]) == 6  # the task, the summary, the 4 kept
+    assert len(update["messages"][1:]) == 5  # the summary, the 4 kept
 
 
-async def test_middleware_never_summarises_the_task_alone():
-    """Only user messages before the cut: the task is kept word for word (documented)."""
-    messages = [HumanMessage(f"request {n}") for n in range(12)]
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_middleware_summarises_user_messages_alone_keeping_every_text(mode, blockbuster):
+    """Only user messages before the cut (the engine would keep them): one summary holds
+    each of them word for word, and the count is the bound LangChain's would keep."""
+    if mode == "sync":  # a sync call on a loop's thread blocks it: the caller's choice
+        blockbuster.deactivate()
+    messages = [HumanMessage(f"request number {n}: add feature {n * 7}") for n in range(12)]
     middleware = ForgeCompactionMiddleware(trigger=("messages", 10), keep=("messages", 4))
+    state = {"messages": messages}
+    if mode == "sync":
+        with middleware:
+            update = middleware.before_model(state, runtime=None)  # type: ignore[arg-type]
+    else:
+        async with middleware:
+            update = await middleware.abefore_model(state, runtime=None)  # type: ignore[arg-type]
+
+    assert update is not None
+    summary, *kept = update["messages"][1:]
+    assert (kept, summary.additional_kwargs) == (messages[-4:], {"lc_source": "summarization"})
+    assert [m.text for m in messages[:8] if m.text not in summary.text] == []
+    assert len(middleware.compactions) == 1
+
+
+async def test_middleware_summary_longer_than_a_short_part_still_replaces_it():
+    """A few words before the cut: the summary is longer, but the bound asked for wins."""
+    messages = [HumanMessage("1"), AIMessage("2"), HumanMessage("3"), AIMessage("4")]
+    middleware = ForgeCompactionMiddleware(trigger=("messages", 4), keep=("messages", 2))
 
     update = await middleware.abefore_model({"messages": messages}, runtime=None)  # type: ignore[arg-type]
 
-    assert update is None
+    assert update is not None
+    summary, *kept = update["messages"][1:]
+    assert kept == messages[2:]
+    assert ("````\n1\n````" in summary.text, "````\n2\n````" in summary.text) == (True, True)
+    result = middleware.compactions[0]
+    assert result.compacted_tokens > result.original_tokens  # longer, and still applied
+
+
+async def test_middleware_keeps_a_task_the_summary_cannot_hold_word_for_word():
+    """A task longer than a summary keeps a text (2,000 characters) stays a message of its
+    own before the summary: the bound yields to the task, never the other way."""
+    task = "Implement the parser. " + "Requirement: keep every field. " * 120
+    messages = [HumanMessage(task), AIMessage("reading"), HumanMessage("go on"), AIMessage("ok")]
+    middleware = ForgeCompactionMiddleware(trigger=("messages", 4), keep=("messages", 1))
+
+    update = await middleware.abefore_model({"messages": messages}, runtime=None)  # type: ignore[arg-type]
+
+    assert update is not None
+    first, summary, *kept = update["messages"][1:]
+    assert (first.text, kept) == (task, messages[-1:])
+    assert (summary.additional_kwargs, "go on" in summary.text) == (
+        {"lc_source": "summarization"},
+        True,
+    )
+    assert "Implement the parser" not in summary.text  # no cut copy of it in the summary
+
+
+async def test_middleware_folds_its_own_summary_at_the_next_compaction():
+    """The summary reads back (LangChain's first line taken off): the next compaction folds
+    it into one summary holding the task, not a summary of a summary."""
+    middleware = ForgeCompactionMiddleware(trigger=("messages", 5), keep=("messages", 2))
+    first = await middleware.abefore_model({"messages": conversation(1)}, runtime=None)  # type: ignore[arg-type]
+    assert first is not None
+    grown = [*first["messages"][1:], *conversation(2)[5:]]
+
+    second = await middleware.abefore_model({"messages": grown}, runtime=None)  # type: ignore[arg-type]
+
+    assert second is not None
+    summary = second["messages"][1]
+    counts = (summary.text.count("Here is a summary"), summary.text.count("authoritative record"))
+    assert counts == (1, 1)
+    assert scenario.TASK in summary.text
 
 
 def test_middleware_takes_langchains_deprecated_arguments_with_its_warning():
@@ -176,3 +242,22 @@ def test_middleware_takes_langchains_deprecated_arguments_with_its_warning():
         kept = ForgeCompactionMiddleware(messages_to_keep=3)
 
     assert (tokens.trigger, kept.keep) == (("tokens", 1_000), ("messages", 3))
+
+
+async def test_middleware_does_not_wait_after_a_part_that_is_its_summary_alone():
+    """A token trigger fired but only the summary is before the cut: nothing to do, and the
+    next call, one message later, compacts (no wait for the history to grow by tokens)."""
+    middleware = ForgeCompactionMiddleware(trigger=("messages", 3), keep=("messages", 2))
+    first = await middleware.abefore_model(
+        {"messages": [HumanMessage("task one"), AIMessage("a"), HumanMessage("b")]},
+        runtime=None,  # type: ignore[arg-type]
+    )
+    assert first is not None
+    summary, *kept = first["messages"][1:]
+    alone = await middleware.abefore_model({"messages": [summary, *kept]}, runtime=None)  # type: ignore[arg-type]
+    grown = [summary, *kept, AIMessage("c")]
+
+    again = await middleware.abefore_model({"messages": grown}, runtime=None)  # type: ignore[arg-type]
+
+    assert (alone, again is not None) == (None, True)
+    assert [m.text for m in again["messages"][2:]] == ["b", "c"]

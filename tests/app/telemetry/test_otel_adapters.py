@@ -113,3 +113,20 @@ async def test_otel_agents_sdk_compactions_are_inside_the_run_span(telemetry):
 
     actual = [run.get_span_context().span_id] * len(session.compactions)
     assert (len(session.compactions) >= 1, actual) == (True, parents(telemetry))
+
+
+async def test_otel_langchain_a_summary_of_user_messages_alone_is_one_span(telemetry):
+    """The engine leaves user messages alone, the frame summarises them: still one compaction,
+    one span (the head's fold, the engine and the frame's fold are steps of it)."""
+    middleware = ForgeCompactionMiddleware(trigger=("messages", 6), keep=("messages", 2))
+    messages = [HumanMessage(f"request {n}") for n in range(6)]
+    tracer = telemetry.tracer_provider.get_tracer("test")
+    with tracer.start_as_current_span("langchain run") as run:
+        update = await middleware.abefore_model({"messages": messages}, runtime=None)  # type: ignore[arg-type]
+        await middleware.aclose()
+
+    assert update is not None
+    assert (len(middleware.compactions), parents(telemetry)) == (
+        1,
+        [run.get_span_context().span_id],
+    )
