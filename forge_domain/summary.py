@@ -230,7 +230,11 @@ class ContextSummary(BaseModel):
 
     @classmethod
     def from_messages(
-        cls, messages: Sequence[ContextMessage], catalog: ToolCatalog | None = None
+        cls,
+        messages: Sequence[ContextMessage],
+        catalog: ToolCatalog | None = None,
+        *,
+        classifier: CallClassifier | None = None,
     ) -> ContextSummary:
         """Summarise ``messages`` (forge-spec §9); ``catalog`` classifies the tool calls.
 
@@ -241,10 +245,11 @@ class ContextSummary(BaseModel):
         but its place marks it as one and it shows no outcome (a person's reply to an
         assistant that ended with a command reads like that). An action whose answer comes
         after ``messages`` has no status; an answer whose action came before them is kept
-        only when it shows an error (:data:`EARLIER_ACTION`).
+        only when it shows an error (:data:`EARLIER_ACTION`). ``classifier`` is one of
+        ``catalog``'s already used for these calls (its classifications are reused).
         """
         catalog = catalog if catalog is not None else ToolCatalog.default()
-        classifier = catalog.classifier()
+        classifier = classifier if classifier is not None else catalog.classifier()
         results = {m.call_id: m for m in messages if isinstance(m, ToolResult) and m.call_id}
         turns = text_turns(messages)
         outputs: dict[int, ToolResult] = {}  # per text action answered in ``messages``
