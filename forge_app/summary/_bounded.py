@@ -29,7 +29,7 @@ sharing an id is built as it is (None).
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from forge_app.summary._budget import SHORT_COMMAND
 from forge_app.summary._build import REACH, with_last_error
@@ -37,13 +37,8 @@ from forge_app.summary._fit_summary import _LINE_CHARS, _TEXT_CHARS, _chars
 from forge_app.summary._omission import omission_note
 from forge_app.summary.transformers._keep_last_operation import operation_key
 from forge_domain.messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
-from forge_domain.summary import (
-    ContextSummary,
-    OmittedKind,
-    SummaryBlock,
-    SummaryItem,
-    ToolCallItem,
-)
+from forge_domain.summary import ContextSummary, OmittedKind, SummaryBlock
+from forge_domain.summary_selection import Selection
 from forge_domain.summary_tools import FILE_CHANGING_KINDS, TOOL_KIND_TABLE, ShellTool, SummaryTool
 from forge_domain.text_protocol import text_turns
 from forge_domain.tool_catalog import CallClassifier, ToolCatalog
@@ -58,6 +53,9 @@ SLACK_CHARS = 4_000
 
 _MERGEABLE = frozenset(row.kind for row in TOOL_KIND_TABLE if row.is_mergeable)
 
+_Reading = tuple[tuple[SummaryTool, ...], str, Hashable | None]
+"""A call's tools, kind and plain operation key."""
+
 
 @dataclass(slots=True)
 class _Call:
@@ -65,51 +63,41 @@ class _Call:
 
     index: int
     """The position of its message in the span."""
+    block: int
+    """Its assistant block, counted from the newest."""
     call: ToolCall
     key: Hashable | None
     """Its plain operation key; None when it is never left out (error, file change, …)."""
     kind: str
-    size: int
-    """About what its line adds to the frame."""
+    tools: tuple[SummaryTool, ...]
+    """What it did (its line's size is read from them when the budget needs it)."""
     protected: bool
     """Kept whatever the budget: one of the newest commands, read for the last error."""
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class SpanPlan:
-    """The messages to build a span's summary from, and what it must add to that summary."""
+    """What to build of a span, and what it leaves out."""
 
-    messages: list[ContextMessage]
-    """The span without the calls, results and texts left out."""
-    earlier: dict[str, int] = field(default_factory=dict)
-    """Per call id kept, the calls of its key left out before it (its ``earlier``)."""
-    omitted: dict[OmittedKind, int] = field(default_factory=dict)
+    selection: Selection
+    """The calls and assistant texts built."""
+    omitted: dict[OmittedKind, int]
     """What is left out and not counted on a kept line, by kind."""
 
-    def applied(self, summary: ContextSummary) -> ContextSummary:
-        """``summary`` (built from :attr:`messages`) with the counts of what was left out:
-        ``earlier`` on the kept calls, the rest in an omission note in the first assistant
-        block."""
-        blocks: list[SummaryBlock] = []
-        note_placed = not self.omitted
-        for block in summary.blocks:
-            contents: list[SummaryItem] = []
-            changed = False
-            for item in block.contents:
-                if type(item) is ToolCallItem and item.id and item.id in self.earlier:
-                    item = item.model_copy(update={"earlier": item.earlier + self.earlier[item.id]})
-                    changed = True
-                contents.append(item)
-            if not note_placed and block.role == Role.ASSISTANT:
-                contents.insert(0, omission_note(self.omitted))
-                note_placed = changed = True
-            blocks.append(
-                block.model_copy(update={"contents": tuple(contents)}) if changed else block
-            )
-        if not note_placed:
-            blocks.insert(
-                0, SummaryBlock(role=Role.ASSISTANT, contents=(omission_note(self.omitted),))
-            )
+    def noted(self, summary: ContextSummary) -> ContextSummary:
+        """``summary`` with the omission note counting :attr:`omitted`, first in its first
+        assistant block."""
+        if not self.omitted:
+            return summary
+        note = omission_note(self.omitted)
+        blocks = list(summary.blocks)
+        for position, block in enumerate(blocks):
+            if block.role == Role.ASSISTANT:
+                contents = (note, *block.contents)
+                blocks[position] = block.model_copy(update={"contents": contents})
+                break
+        else:
+            blocks.insert(0, SummaryBlock(role=Role.ASSISTANT, contents=(note,)))
         return ContextSummary(blocks=tuple(blocks))
 
 
@@ -117,16 +105,19 @@ def bounded_summary(
     messages: Sequence[ContextMessage], catalog: ToolCatalog, max_chars: int, text_limit: int
 ) -> ContextSummary:
     """:func:`~forge_app.summary._build.build_summary` of ``messages`` for a frame of
-    ``max_chars``, built from what :func:`plan_span` keeps (the whole span when it keeps all)."""
+    ``max_chars``, built from what :func:`plan_span` selects (the whole span when it is
+    None)."""
     classifier = catalog.classifier()
     plan = plan_span(messages, catalog, classifier, max_chars, text_limit)
     if plan is None:
-        built = messages
         summary = ContextSummary.from_messages(messages, catalog, classifier=classifier)
     else:
-        built = plan.messages
-        summary = plan.applied(ContextSummary.from_messages(built, catalog, classifier=classifier))
-    return with_last_error(summary, built)
+        summary = plan.noted(
+            ContextSummary.from_messages(
+                messages, catalog, classifier=classifier, selection=plan.selection
+            )
+        )
+    return with_last_error(summary, messages)
 
 
 def _plain_key(tools: Sequence[SummaryTool]) -> Hashable | None:
@@ -160,47 +151,55 @@ def plan_span(
 ) -> SpanPlan | None:
     """What to build of ``messages`` for a frame of ``max_chars`` (see the module); None
     when the span is to be built as it is."""
+    turns = text_turns(messages)
+    if turns.answered or turns.orphans:
+        return None
     results: dict[str, ToolResult] = {}
     for message in messages:
         if type(message) is ToolResult and message.call_id:
             results[message.call_id] = message
-    turns = text_turns(messages)
-    if turns.answered or turns.orphans:
-        return None
     calls: list[_Call] = []
+    texts: list[int | None] = []  # per block, from the newest: its newest text
+    narrated: list[int] = []  # the assistant messages with a text
     ids: set[str] = set()
     kept_chars = 0  # asks, and lines never left out
     shell_seen = 0
-    read: dict[int, tuple[tuple[SummaryTool, ...], str, int, Hashable | None]] = {}
+    read: dict[tuple[str, str], _Reading] = {}  # per pure call (name and arguments)
     inferring = catalog.failure_inference == "output"
+    in_block = False
     for index in range(len(messages) - 1, -1, -1):  # newest first, for the REACH
         message = messages[index]
         if type(message) is not TextMessage or message.role == Role.SYSTEM:
             continue
-        if message.role == Role.USER:
+        if message.role != Role.ASSISTANT:
             kept_chars += min(len(message.text), text_limit) + _TEXT_CHARS
+            in_block = False
             continue
+        if not in_block:
+            texts.append(None)
+            in_block = True
+        block = len(texts) - 1
+        if message.text:
+            narrated.append(index)
+            if texts[block] is None:
+                texts[block] = index
         for call in reversed(message.tool_calls or ()):
             if not call.id or call.id in ids:
                 return None
             ids.add(call.id)
             result = results.get(call.id)
-            output = None if result is None else result.text
-            tools = classifier.tools(call, output, ())
-            known = read.get(id(tools))
-            if known is None or known[0] is not tools:  # identical pure calls share ``tools``
-                known = read[id(tools)] = (
-                    tools,
-                    tools[0].kind,
-                    _line_size(tools),
-                    _plain_key(tools),
-                )
-            _, kind, size, key = known
+            pure = (call.name, call.arguments)
+            known = read.get(pure)
+            if known is None:
+                tools = classifier.tools(call, None if result is None else result.text, ())
+                known = (tools, tools[0].kind, _plain_key(tools))
+                if classifier.is_pure(call.name):  # no todo writer either: key stays as read
+                    read[pure] = known
+                elif known[2] is not None and classifier.written_todos(call) is not None:
+                    known = (known[0], known[1], None)
+            tools, kind, key = known
             if key is not None and (
-                result is None
-                or result.is_error
-                or (inferring and output_shows_error(output or ""))
-                or classifier.written_todos(call) is not None
+                result is None or result.is_error or (inferring and output_shows_error(result.text))
             ):
                 key = None
             protected = False
@@ -208,129 +207,67 @@ def plan_span(
                 shell_seen += 1
                 protected = shell_seen <= REACH
             if key is None:
-                kept_chars += size
-            calls.append(_Call(index, call, key, kind, size, protected))
-    calls.reverse()
-    return _read_alike(_planned(messages, calls, max_chars - kept_chars))
+                kept_chars += _line_size(tools)
+            calls.append(_Call(index, block, call, key, kind, tools, protected))
+    return _planned(calls, texts, len(narrated), max_chars - kept_chars)
 
 
-def _planned(messages: Sequence[ContextMessage], calls: list[_Call], room: int) -> SpanPlan:
-    """The plan, given each call's reading and the room left for plain lines."""
-    newest: dict[object, _Call] = {}
+def _planned(calls: list[_Call], texts: list[int | None], narrated: int, room: int) -> SpanPlan:
+    """The plan, given each call's reading (newest first), each block's newest text, how
+    many assistant messages have a text, and the room left for plain lines."""
+    newest: dict[Hashable, _Call] = {}
     for call in calls:
-        if call.key is not None:
+        if call.key is not None and call.key not in newest:
             newest[call.key] = call
-    keys_kept: set[object] = set()
+    keys_kept: set[Hashable] = set()
     used = 0
     limit = room * SLACK + SLACK_CHARS
-    for call in sorted(newest.values(), key=lambda c: c.index, reverse=True):
-        if used + call.size > limit:
+    for call in newest.values():  # newest first
+        size = _line_size(call.tools)
+        if used + size > limit:
             break
-        used += call.size
+        used += size
         keys_kept.add(call.key)
     drop_narration = len(keys_kept) < len(newest)
-    kept_calls: set[str] = {
-        c.call.id
-        for c in calls
-        if c.key is None or c.protected or (c.key in keys_kept and newest[c.key] is c)
-    }
-    by_index: dict[int, list[_Call]] = {}
+    kept: set[str] = set()
+    first_call: list[_Call | None] = [None] * len(texts)  # per block, its newest call
+    filled = [False] * len(texts)  # per block, whether an item of it is built
     for call in calls:
-        by_index.setdefault(call.index, []).append(call)
-    keep_text = _placeholders(messages, by_index, kept_calls, drop_narration)
-    all_ids = {c.call.id for c in calls}
-    plan = SpanPlan([])
-    pending: dict[object, int] = {}
-    for call in calls:
+        if first_call[call.block] is None:
+            first_call[call.block] = call
+        if (
+            call.key is None
+            or call.protected
+            or (call.key in keys_kept and newest[call.key] is call)
+        ):
+            kept.add(call.call.id)
+            filled[call.block] = True
+    kept_texts: set[int] | None = None
+    if drop_narration:
+        kept_texts = set()
+        for block, text in enumerate(texts):
+            if filled[block]:
+                continue
+            placeholder = first_call[block]
+            if placeholder is not None:  # its newest call, else its newest text
+                kept.add(placeholder.call.id)
+            elif text is not None:
+                kept_texts.add(text)
+    earlier: dict[str, int] = {}
+    pending: dict[Hashable, int] = {}
+    for call in reversed(calls):  # oldest first: left-out calls count on the next kept one
         if call.key is None:
             continue
-        if call.call.id in kept_calls:
+        if call.call.id in kept:
             waiting = pending.pop(call.key, 0)
             if waiting:
-                plan.earlier[call.call.id] = waiting
+                earlier[call.call.id] = waiting
         else:
             pending[call.key] = pending.get(call.key, 0) + 1
+    omitted: dict[OmittedKind, int] = {}
     for key, count in pending.items():
         kind = newest[key].kind
-        plan.omitted[kind] = plan.omitted.get(kind, 0) + count
-    narration = 0
-    for index, message in enumerate(messages):
-        if type(message) is ToolResult:
-            if message.call_id in kept_calls or message.call_id not in all_ids:
-                plan.messages.append(message)
-            continue
-        if type(message) is not TextMessage or message.role != Role.ASSISTANT:
-            plan.messages.append(message)
-            continue
-        own = by_index.get(index, [])
-        kept = tuple(c.call for c in own if c.call.id in kept_calls)
-        text_kept = index in keep_text or not drop_narration
-        if not text_kept and message.text:
-            narration += 1
-        if len(kept) == len(own) and text_kept:
-            plan.messages.append(message)
-        elif kept or (text_kept and message.text):
-            content = message.content if text_kept else None
-            plan.messages.append(
-                message.model_copy(update={"tool_calls": kept or None, "content": content})
-            )
-    if narration:
-        plan.omitted["narration"] = narration
-    return plan
-
-
-def _read_alike(plan: SpanPlan | None) -> SpanPlan | None:
-    """``plan``, unless its messages read as text-protocol turns (a text left without its
-    calls, or a message without calls now followed by an observation): then None."""
-    if plan is None:
-        return None
-    turns = text_turns(plan.messages)
-    return None if turns.answered or turns.orphans else plan
-
-
-def _placeholders(
-    messages: Sequence[ContextMessage],
-    by_index: dict[int, list[_Call]],
-    kept_calls: set[str],
-    drop_narration: bool,
-) -> set[int]:
-    """Keep one item of every assistant block that would otherwise be left empty (its
-    newest call, added to ``kept_calls``, else its newest text); the indexes of the
-    messages whose text is kept that way.
-
-    Blocks are read as :meth:`ContextSummary.from_messages` reads them, except that every
-    user message ends one (a media-only one too): a block split more finely keeps more,
-    never less.
-    """
-    keep_text: set[int] = set()
-    block: list[int] = []  # the assistant messages of the current block
-
-    def close() -> None:
-        newest_call: _Call | None = None
-        newest_text: int | None = None
-        for index in block:
-            message = messages[index]
-            for call in by_index.get(index, ()):
-                if call.call.id in kept_calls:
-                    return
-                newest_call = call
-            if message.text:
-                if not drop_narration:
-                    return
-                newest_text = index
-        if newest_call is not None:
-            kept_calls.add(newest_call.call.id)
-        elif newest_text is not None:
-            keep_text.add(newest_text)
-
-    for index, message in enumerate(messages):
-        if type(message) is not TextMessage or message.role == Role.SYSTEM:
-            continue
-        if message.role == Role.ASSISTANT:
-            block.append(index)
-        elif block:
-            close()
-            block = []
-    if block:
-        close()
-    return keep_text
+        omitted[kind] = omitted.get(kind, 0) + count
+    if kept_texts is not None and narrated > len(kept_texts):
+        omitted["narration"] = narrated - len(kept_texts)
+    return SpanPlan(Selection(kept, earlier, kept_texts), omitted)

@@ -79,7 +79,7 @@ def test_bounded_build_is_exact_when_the_budget_keeps_every_line() -> None:
     fixture = _generated(800, seed=3)
     plan = plan_span(fixture, _CATALOG, _CATALOG.classifier(), 10**7, 2_000)
     assert plan is not None
-    assert plan.earlier
+    assert plan.selection.earlier
     actual = _fitted(fixture, 10**7, bounded=True)[1]
     expected = _fitted(fixture, 10**7, bounded=False)[1]
     assert actual == expected
