@@ -290,12 +290,10 @@ class ContextSummary(BaseModel):
             if text and (selection is None or selection.has_text(index, speaker)):
                 buffer.append(TextItem(text=text))
             calls = list(message.tool_calls or ())
+            if selection is not None:  # a call left out writes no todo list (it is plain)
+                calls = [call for call in calls if call.id in selection.calls]
             for call in calls:
-                earlier = 0
-                if selection is not None:
-                    if call.id not in selection.calls:
-                        continue
-                    earlier = selection.earlier.get(call.id, 0)
+                earlier = 0 if selection is None else selection.earlier.get(call.id, 0)
                 result = results.get(call.id) if call.id else None
                 buffer.extend(_call_items(catalog, classifier, call, result, todos, earlier))
             if turn is not None:
@@ -382,6 +380,13 @@ def _call_items(
         success, evidence = outcome != "failed", catalog.evidence(result, output, outcome)
     tools = classifier.tools(call, output, todos)
     from_command = isinstance(tools[0], ShellTool)
+    items = [
+        ToolCallItem(id=call.id or None, tool=tool, is_success=success, evidence=evidence)
+        if position == 0 or not from_command
+        else ToolCallItem(id=call.id or None, tool=tool, is_success=True)
+        for position, tool in enumerate(tools)
+        if position or not earlier
+    ]
     if earlier:
         first = ToolCallItem(
             id=call.id or None,
@@ -390,13 +395,8 @@ def _call_items(
             evidence=evidence,
             earlier=earlier,
         )
-        return [first, *_call_items(catalog, classifier, call, result, todos)[1:]]
-    return [
-        ToolCallItem(id=call.id or None, tool=tool, is_success=success, evidence=evidence)
-        if position == 0 or not from_command
-        else ToolCallItem(id=call.id or None, tool=tool, is_success=True)
-        for position, tool in enumerate(tools)
-    ]
+        items.insert(0, first)
+    return items
 
 
 def _joined(run: list[SummaryBlock]) -> SummaryBlock:
