@@ -161,6 +161,9 @@ def plan_span(
     calls: list[_Call] = []
     texts: list[int | None] = []  # per block, from the newest: its newest text
     narrated: list[int] = []  # the assistant messages with a text
+    asks: dict[int, set[str]] = {
+        -1: set()
+    }  # per block, the user texts between it and the next older one
     ids: set[str] = set()
     kept_chars = 0  # asks, and lines never left out
     shell_seen = 0
@@ -173,10 +176,12 @@ def plan_span(
             continue
         if message.role != Role.ASSISTANT:
             kept_chars += min(len(message.text), text_limit) + _TEXT_CHARS
+            asks[len(texts) - 1].add(message.text)
             in_block = False
             continue
         if not in_block:
             texts.append(None)
+            asks[len(texts) - 1] = set()
             in_block = True
         block = len(texts) - 1
         if message.text:
@@ -209,12 +214,19 @@ def plan_span(
             if key is None:
                 kept_chars += _line_size(tools)
             calls.append(_Call(index, block, call, key, kind, tools, protected))
-    return _planned(calls, texts, len(narrated), max_chars - kept_chars)
+    return _planned(calls, texts, asks, len(narrated), max_chars - kept_chars)
 
 
-def _planned(calls: list[_Call], texts: list[int | None], narrated: int, room: int) -> SpanPlan:
-    """The plan, given each call's reading (newest first), each block's newest text, how
-    many assistant messages have a text, and the room left for plain lines."""
+def _planned(
+    calls: list[_Call],
+    texts: list[int | None],
+    asks: dict[int, set[str]],
+    narrated: int,
+    room: int,
+) -> SpanPlan:
+    """The plan, given each call's reading (newest first), each block's newest text and the
+    user texts after it, how many assistant messages have a text, and the room left for
+    plain lines."""
     newest: dict[Hashable, _Call] = {}
     for call in calls:
         if call.key is not None and call.key not in newest:
@@ -242,17 +254,22 @@ def _planned(calls: list[_Call], texts: list[int | None], narrated: int, room: i
         ):
             kept.add(call.call.id)
             filled[call.block] = True
-    kept_texts: set[int] | None = None
-    if drop_narration:
-        kept_texts = set()
-        for block, text in enumerate(texts):
-            if filled[block]:
-                continue
+    kept_texts: set[int] | None = set() if drop_narration else None
+    run: set[str] = asks[len(texts) - 1]  # the user texts DedupeRole will see as one run
+    for block in range(len(texts) - 1, -1, -1):  # oldest first
+        newer = asks[block - 1]
+        text = texts[block]
+        if filled[block] or (text is not None and kept_texts is None):
+            run = newer
+        elif run.isdisjoint(newer):
+            run = run | newer  # emptied: the runs join, and DedupeRole folds nothing more
+        else:  # emptied, the joined run would fold an ask: the block keeps one item
             placeholder = first_call[block]
             if placeholder is not None:  # its newest call, else its newest text
                 kept.add(placeholder.call.id)
-            elif text is not None:
+            elif text is not None and kept_texts is not None:
                 kept_texts.add(text)
+            run = newer
     earlier: dict[str, int] = {}
     pending: dict[Hashable, int] = {}
     for call in reversed(calls):  # oldest first: left-out calls count on the next kept one

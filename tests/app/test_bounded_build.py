@@ -178,3 +178,17 @@ def test_fit_summary_leaves_out_no_ask_a_render_would_keep(max_chars: int) -> No
     one_fewer = _shrunk(summary, candidates, cumulative[taken - 2] if taken > 1 else 0)[0]
     actual = (taken > first_ask, len(_FRAME.render(one_fewer)) > max_chars)
     assert actual == (True, True)
+
+
+def test_bounded_build_keeps_blocks_whose_calls_are_counted_later() -> None:
+    """Every turn repeats the ask and reads the same file, with no text: only the newest
+    read is built (counting the others), yet each block keeps its read, because without it
+    the asks would join into one run and ``DedupeRole`` would fold them."""
+    fixture: list[ContextMessage] = []
+    for turn in range(12):
+        fixture.append(TextMessage.user("Run the tests again, please."))
+        fixture.append(TextMessage.assistant("", tool_calls=(_read(f"r{turn}", "src/a.py"),)))
+        fixture.append(ToolResult(call_id=f"r{turn}", content="x = 1\n"))
+    actual = _fitted(fixture, 10**7, bounded=True)[1]
+    expected = _fitted(fixture, 10**7, bounded=False)[1]
+    assert (actual, actual.count("Run the tests again")) == (expected, 12)
