@@ -26,6 +26,7 @@ from benchmarks import ours
 from benchmarks.generator import generate_session
 from forge_app.compaction._compactor import Compactor
 from forge_app.files._transcripts import parse_transcript
+from forge_app.summary._bounded import bounded_summary
 from forge_app.summary._budget import drop_oldest_narration, limit_texts
 from forge_app.summary._fit_summary import fit_summary
 from forge_app.summary.transformers._keep_last_operation import aggregate_operations
@@ -40,7 +41,7 @@ STEPS = (
     ("decode", "parse_transcript of the session's JSON bytes (not part of the total)"),
     ("validate", "input validation (is_valid)"),
     ("strategy", "retained count and span"),
-    ("from_messages", "ContextSummary.from_messages (parse, classify, failures, items)"),
+    ("from_messages", "the bounded build: pre-pass over the span, then from_messages of it"),
     ("transformers", "drop, dedupe, keep-last-operation, strip cwd, aggregate operations"),
     ("budgets", "text limits and narration budget"),
     ("render", "the Jinja frame, fitted to the summary budget (render, cut, re-render)"),
@@ -87,7 +88,10 @@ def replay_compaction(compactor: Compactor, context: Context, timed: Timer[objec
     start, end = span
     messages = context[start : end + 1]
     fresh: list[ContextMessage] = [m for m in messages if not m.droppable]
-    built = timed("from_messages", lambda: ContextSummary.from_messages(fresh, compactor._catalog))
+    max_chars = compactor.config.summary_budget() * 4  # approx_tokens: chars / 4
+    built = timed(
+        "from_messages", lambda: bounded_summary(fresh, compactor._catalog, max_chars, 2_000)
+    )
     assert isinstance(built, ContextSummary)
     transformed = timed("transformers", lambda: aggregate_operations(compactor._transform(built)))
     assert isinstance(transformed, ContextSummary)
@@ -95,7 +99,6 @@ def replay_compaction(compactor: Compactor, context: Context, timed: Timer[objec
         "budgets", lambda: drop_oldest_narration(limit_texts(transformed, 2_000), 16_000)
     )
     assert isinstance(summary, ContextSummary)
-    max_chars = compactor.config.summary_budget() * 4  # approx_tokens: chars / 4
     fitted = timed("render", lambda: fit_summary(summary, compactor._frame.render, max_chars))
     assert isinstance(fitted, tuple)
     summary, text = fitted

@@ -128,6 +128,15 @@ def _builder(spec: ToolSpec) -> _Build:
         return lambda call, arguments, output, todos: patch_files(first(arguments) or "")
     definition = ToolKindDefinition.of(spec.kind)
     model, resource = definition.model, definition.resource
+    made: dict[str, tuple[SummaryTool, ...]] = {}  # per resource: calls that differ elsewhere
+
+    def one(value: str) -> tuple[SummaryTool, ...]:
+        """The tool of ``value`` (one per builder and value: the tools are immutable)."""
+        tools = made.get(value)
+        if tools is None:
+            tools = made[value] = (model.model_validate({resource: value}),)
+        return tools
+
     match definition.reading:
         case "path":
 
@@ -135,7 +144,7 @@ def _builder(spec: ToolSpec) -> _Build:
                 call: ToolCall, arguments: JsonObject, output: str | None, todos: Sequence[Todo]
             ) -> tuple[SummaryTool, ...]:
                 path = first(arguments) or _path_in_output(spec, output)
-                return () if path is None else (model.model_validate({resource: path}),)
+                return () if path is None else one(path)
 
             return path_tool
         case "value":
@@ -144,7 +153,7 @@ def _builder(spec: ToolSpec) -> _Build:
                 call: ToolCall, arguments: JsonObject, output: str | None, todos: Sequence[Todo]
             ) -> tuple[SummaryTool, ...]:
                 value = first(arguments)
-                return () if value is None else (model.model_validate({resource: value}),)
+                return () if value is None else one(value)
 
             return value_tool
         case "command":

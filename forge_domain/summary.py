@@ -39,6 +39,7 @@ from forge_domain.messages import (
     ToolCall,
     ToolResult,
 )
+from forge_domain.summary_selection import Selection
 from forge_domain.summary_tools import (
     FetchTool,
     FileReadTool,
@@ -63,7 +64,7 @@ from forge_domain.summary_tools import (
     tool_from_forge,
     tool_to_forge,
 )
-from forge_domain.text_protocol import text_turns
+from forge_domain.text_protocol import NO_TURNS, text_turns
 from forge_domain.todo import Todo, apply_todos
 from forge_domain.tool_catalog import CallClassifier, ToolCatalog
 from forge_domain.tool_outcome import merged_evidence
@@ -230,7 +231,12 @@ class ContextSummary(BaseModel):
 
     @classmethod
     def from_messages(
-        cls, messages: Sequence[ContextMessage], catalog: ToolCatalog | None = None
+        cls,
+        messages: Sequence[ContextMessage],
+        catalog: ToolCatalog | None = None,
+        *,
+        classifier: CallClassifier | None = None,
+        selection: Selection | None = None,
     ) -> ContextSummary:
         """Summarise ``messages`` (forge-spec §9); ``catalog`` classifies the tool calls.
 
@@ -241,12 +247,17 @@ class ContextSummary(BaseModel):
         but its place marks it as one and it shows no outcome (a person's reply to an
         assistant that ended with a command reads like that). An action whose answer comes
         after ``messages`` has no status; an answer whose action came before them is kept
-        only when it shows an error (:data:`EARLIER_ACTION`).
+        only when it shows an error (:data:`EARLIER_ACTION`). ``classifier`` is one of
+        ``catalog``'s already used for these calls (its classifications are reused).
+
+        ``selection`` builds only the calls and assistant texts it names (a span without
+        text-protocol turns: see :class:`Selection`); blocks start and end where they would
+        without it.
         """
         catalog = catalog if catalog is not None else ToolCatalog.default()
-        classifier = catalog.classifier()
+        classifier = classifier if classifier is not None else catalog.classifier()
         results = {m.call_id: m for m in messages if isinstance(m, ToolResult) and m.call_id}
-        turns = text_turns(messages)
+        turns = text_turns(messages) if selection is None else NO_TURNS
         outputs: dict[int, ToolResult] = {}  # per text action answered in ``messages``
         skipped: set[int] = set()  # observations summarised with their action only
         for index, answered in turns.answered.items():
@@ -276,12 +287,15 @@ class ContextSummary(BaseModel):
                 continue
             turn = turns.answered.get(index)
             text = message.text if turn is None else turn.action.narration
-            if text:
+            if text and (selection is None or selection.has_text(index, speaker)):
                 buffer.append(TextItem(text=text))
             calls = list(message.tool_calls or ())
+            if selection is not None:  # a call left out writes no todo list (it is plain)
+                calls = [call for call in calls if call.id in selection.calls]
             for call in calls:
+                earlier = 0 if selection is None else selection.earlier.get(call.id, 0)
                 result = results.get(call.id) if call.id else None
-                buffer.extend(_call_items(catalog, classifier, call, result, todos))
+                buffer.extend(_call_items(catalog, classifier, call, result, todos, earlier))
             if turn is not None:
                 calls.append(turn.action.call)
                 output = outputs.get(index)
@@ -352,10 +366,12 @@ def _call_items(
     call: ToolCall,
     result: ToolResult | None,
     todos: Sequence[Todo],
+    earlier: int = 0,
 ) -> list[ToolCallItem]:
     """The items of one call: its outcome (a call with no result has failed, as in forge)
     and evidence on each, except on the files a shell command was read to write: the
-    command's exit status is not theirs (``cat > f <<EOF … && pytest``), so they carry none."""
+    command's exit status is not theirs (``cat > f <<EOF … && pytest``), so they carry none.
+    ``earlier`` counts calls of the same operation left out before it (on its first item)."""
     if result is None:
         output, success, evidence = None, False, None
     else:
@@ -364,12 +380,23 @@ def _call_items(
         success, evidence = outcome != "failed", catalog.evidence(result, output, outcome)
     tools = classifier.tools(call, output, todos)
     from_command = isinstance(tools[0], ShellTool)
-    return [
+    items = [
         ToolCallItem(id=call.id or None, tool=tool, is_success=success, evidence=evidence)
         if position == 0 or not from_command
         else ToolCallItem(id=call.id or None, tool=tool, is_success=True)
         for position, tool in enumerate(tools)
+        if position or not earlier
     ]
+    if earlier:
+        first = ToolCallItem(
+            id=call.id or None,
+            tool=tools[0],
+            is_success=success,
+            evidence=evidence,
+            earlier=earlier,
+        )
+        items.insert(0, first)
+    return items
 
 
 def _joined(run: list[SummaryBlock]) -> SummaryBlock:

@@ -116,6 +116,10 @@ def _command_call(command: str) -> ToolCall:
     return ToolCall(id="", name="bash", arguments=json.dumps({"command": command}))
 
 
+NO_TURNS = TextTurns({}, ())
+"""The turns of a run of messages without text-protocol actions."""
+
+
 def text_action(text: str) -> TextAction | None:
     """The action written in an assistant's ``text``, or None when it holds none (or more
     than one, which a harness refuses to run)."""

@@ -208,6 +208,12 @@ class CallClassifier:
             rule = self._rules[name] = _NameRule(specs, writes, is_mcp_name(name), pure)
         return rule
 
+    def is_pure(self, name: str) -> bool:
+        """True when the tools of a call to ``name`` depend on its name and arguments only
+        (no spec reads the output or the todo list, none writes todos): identical calls
+        then have identical readings."""
+        return self._rule(name).pure
+
     def tools(
         self, call: ToolCall, output: str | None = None, todos: Sequence[Todo] = ()
     ) -> tuple[SummaryTool, ...]:

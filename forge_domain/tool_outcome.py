@@ -35,7 +35,7 @@ __all__ = [
     "output_reports_failure",
     "pruned_output",
     "shows_traceback",
-]  # shows_error_line: internal, for forge_app's span summary
+]  # shows_error_line, output_shows_error: internal, for forge_app's span summary
 
 Outcome: TypeAlias = Literal["failed", "ok", "unknown"]
 """How a call went: its output shows a failure, shows success, or says neither."""
@@ -170,6 +170,22 @@ def output_outcome(output: str) -> Outcome:
     if head.startswith(_SUCCESS_PREFIXES):
         return "ok"
     return "unknown"
+
+
+def output_shows_error(output: str) -> bool:
+    """Return True when :func:`output_outcome` reads ``output`` as failed or
+    :func:`shows_traceback` finds a traceback in it (the outputs that get evidence), with
+    one scan of the text for a traceback."""
+    pruned = _pruned(output)
+    if pruned is not None:
+        return pruned.group("status") == " -> failed" or pruned.group("shown") is not None
+    if _TRACEBACK in output:
+        return True
+    code = _exit_code(output)
+    if code is not None:
+        return code != 0
+    head = output.lstrip() if output[:1].isspace() else output
+    return head.startswith(_ERROR_PREFIXES)
 
 
 def output_reports_failure(output: str) -> bool:

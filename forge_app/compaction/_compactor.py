@@ -27,13 +27,13 @@ from pydantic import ValidationError
 
 from forge_app.errors import CompactionFailed
 from forge_app.summary import earlier_summary
+from forge_app.summary._bounded import bounded_summary
 from forge_app.summary._budget import (
     MIN_TEXT_LIMIT,
     drop_oldest_narration,
     limit_texts,
     longest_text,
 )
-from forge_app.summary._build import build_summary
 from forge_app.summary._fit_summary import fit_summary
 from forge_app.summary._frame import SummaryFrame, is_summary_text
 from forge_app.summary.transformers import SummaryTransformer, redaction_memo
@@ -229,12 +229,12 @@ class Compactor:
             for message in earlier
             for block in ContextSummary.model_validate(message.summary_data).blocks
         ]
-        blocks.extend(build_summary(fresh, self._catalog).blocks)
-        summary = prepared_summary(ContextSummary.of_blocks(blocks), self._transform, text_limit)
         tokens = self.config.summary_budget()
         if budget is not None:
             tokens = max(SUMMARY_FLOOR, min(tokens, budget))
         max_chars = tokens * CHARS_PER_TOKEN
+        blocks.extend(bounded_summary(fresh, self._catalog, max_chars, text_limit).blocks)
+        summary = prepared_summary(ContextSummary.of_blocks(blocks), self._transform, text_limit)
         return fit_summary(summary, self._frame.render, max_chars)
 
     def _splice(

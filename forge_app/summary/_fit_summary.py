@@ -12,7 +12,9 @@ not fit, drops the oldest. Every line that changed a file stays, and so does the
 from __future__ import annotations
 
 import sys
+from bisect import bisect_left
 from collections.abc import Callable, Iterator
+from itertools import accumulate
 from typing import cast
 
 from pydantic import BaseModel
@@ -288,9 +290,63 @@ def _search(
         if needed <= too_little:
             break  # nothing left between a cut too small and one that is enough
     if best is not None:
-        return best
+        return _least_fact_cut(summary, candidates, render, max_chars, (too_little, enough), best)
     candidate, _ = _shrunk(summary, candidates, sys.maxsize)
     return candidate, render(candidate)
+
+
+def _is_fact_change(summary: ContextSummary, position: Position, change: Change) -> bool:
+    """True when ``change`` leaves out or shortens a fact (an ask, a line that showed an
+    error, its evidence); False for an assistant text, a plain tool line, a shortened
+    command."""
+    if change == "narration":
+        return False
+    if change in ("repeated_ask", "ask"):
+        return True
+    block_index, item_index = position
+    item = summary.blocks[block_index].contents[item_index]
+    if not isinstance(item, ToolCallItem):
+        return True
+    if isinstance(change, str):
+        return _shows_error(item)
+    return isinstance(change, ToolCallItem) and change.evidence != item.evidence
+
+
+def _least_fact_cut(
+    summary: ContextSummary,
+    candidates: list[tuple[Position, int, Change]],
+    render: Callable[[ContextSummary], str],
+    max_chars: int,
+    known: tuple[int, int],
+    best: tuple[ContextSummary, str],
+) -> tuple[ContextSummary, str]:
+    """``best`` (a planned cut that fits), or a smaller one that fits when the candidates
+    between ``known``'s cut that stayed over and ``best``'s leave out a fact.
+
+    The search stops at a cut that fills the limit to within :data:`_SPARE`, planned from
+    estimates; when the candidates inside that margin are asks or errors, which ones go
+    would depend on how the estimates fell. Then the least number of candidates that fits
+    is found render by render (halving the candidates between a cut that is over and one
+    that fits), so a fact is never left out for want of a render. Cuts that go on to the
+    user's texts are left as found.
+    """
+    too_little, enough = known
+    cumulative = list(accumulate(size for _, size, _ in candidates))
+    if not cumulative or enough > cumulative[-1]:
+        return best
+    low = bisect_left(cumulative, too_little) + 1 if too_little > 0 else 0  # over
+    high = bisect_left(cumulative, enough) + 1  # fits
+    if not any(_is_fact_change(summary, p, c) for p, _, c in candidates[low:high]):
+        return best
+    while high - low > 1:
+        middle = (low + high) // 2
+        candidate, _ = _shrunk(summary, candidates, cumulative[middle - 1])
+        text = render(candidate)
+        if len(text) <= max_chars:
+            high, best = middle, (candidate, text)
+        else:
+            low = middle
+    return best
 
 
 def fit_summary(

@@ -15,7 +15,12 @@ from forge_domain import (
     pruned_output,
     shows_traceback,
 )
-from forge_domain.tool_outcome import evidence_runs, merged_evidence, shows_error_line
+from forge_domain.tool_outcome import (
+    evidence_runs,
+    merged_evidence,
+    output_shows_error,
+    shows_error_line,
+)
 
 OUTCOME_ROWS = [
     ("returncode-0", "<returncode>0</returncode>\n<output>\nok\n</output>", "ok"),
@@ -242,3 +247,28 @@ ERROR_LINE_ROWS = [
 )
 def test_shows_error_line_reads_shell_errors_only(output: str, expected: bool) -> None:
     assert shows_error_line(output) is expected
+
+
+_SHOWN_ERRORS = [
+    *(row[1] for row in OUTCOME_ROWS),
+    "Traceback (most recent call last):\n  File 'a.py'\nValueError: x\n<returncode>0</returncode>",
+    "<returncode>0</returncode>\nTraceback (most recent call last):\nKeyError: 1",
+    *(
+        pruned_output("bash `make`", outcome, evidence, "9 chars")
+        for outcome in ("failed", "ok", "unknown")
+        for evidence in (None, "E: boom")
+    ),
+]
+
+
+@pytest.mark.parametrize("output", _SHOWN_ERRORS)
+def test_output_shows_error_is_a_failure_or_a_traceback(output: str) -> None:
+    """One scan gives what the outcome and the traceback check give together."""
+    expected = output_outcome(output) == "failed" or shows_traceback(output)
+    assert output_shows_error(output) is expected
+
+
+@given(st.text(alphabet="<>/returncodeExit 01\n[]TracebackERROR:", max_size=80))
+def test_output_shows_error_agrees_on_any_text(output: str) -> None:
+    expected = output_outcome(output) == "failed" or shows_traceback(output)
+    assert output_shows_error(output) is expected

@@ -14,11 +14,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from forge_app.compaction._boundaries import head_end, tail_start
-from forge_app.compaction._compactor import is_summary_message, prepared_summary
+from forge_app.compaction._compactor import (
+    SUMMARY_TEXT_LIMIT,
+    is_summary_message,
+    prepared_summary,
+)
 from forge_app.compaction._messages import with_content
 from forge_app.compaction.llm._prompt import END_MARKER, SUMMARY_TITLE, summary_body
 from forge_app.summary import read_frame
-from forge_app.summary._build import build_summary
+from forge_app.summary._bounded import bounded_summary
 from forge_app.summary._fit_summary import fit_summary
 from forge_domain.messages import ContextMessage, Role, TextMessage
 from forge_domain.summary import ContextSummary, SummaryBlock
@@ -156,12 +160,15 @@ def frame_of(
 ) -> SpanFrame:
     """The frames of a span, rendered within ``budgets``: (summary, record) characters.
 
-    The steps are the frame engine's (``Compactor``): transform, merge repeated
-    operations, limit texts and narration, then fit the rendering to the budget.
+    The steps are the frame engine's (``Compactor``): the bounded build (what the larger
+    budget can keep; every ask, file change and failure, which the coverage facts read),
+    transform, merge repeated operations, limit texts and narration, then fit the
+    rendering to the budget.
     The summary's frame folds the earlier frames in; the record is the span's own.
     """
     max_chars, record_chars = budgets
-    raw = build_summary([message for message in span.turns if not message.droppable], catalog)
+    turns = [message for message in span.turns if not message.droppable]
+    raw = bounded_summary(turns, catalog, max(budgets), SUMMARY_TEXT_LIMIT)
     complete = prepared_summary(
         ContextSummary.of_blocks((*span.earlier_blocks, *raw.blocks)), transform
     )

@@ -1,0 +1,194 @@
+"""The bounded build: what a span's summary keeps is what it kept when every item was built."""
+
+from __future__ import annotations
+
+import json
+from itertools import accumulate
+
+import pytest
+
+from benchmarks.generator import generate_session
+from forge_app.compaction._compactor import prepared_summary
+from forge_app.files._transcripts import parse_transcript
+from forge_app.summary._bounded import bounded_summary, plan_span
+from forge_app.summary._build import build_summary
+from forge_app.summary._fit_summary import _candidates, _shrunk, fit_summary
+from forge_app.summary._frame import SummaryFrame
+from forge_app.summary.transformers import SummaryTransformer
+from forge_domain import ContextMessage, TextMessage, ToolCall, ToolResult
+from forge_domain.messages import Role
+from forge_domain.summary import ContextSummary, SummaryBlock, TextItem, ToolCallItem
+from forge_domain.tool_catalog import ToolCatalog
+
+_FRAME = SummaryFrame()
+_CATALOG = ToolCatalog.default()
+
+
+def _generated(size: int, seed: int) -> list[ContextMessage]:
+    data = json.dumps(generate_session(size, seed=seed)).encode()
+    return list(parse_transcript(data, "generated.json").context)[:-20]
+
+
+def _fitted(
+    messages: list[ContextMessage], max_chars: int, *, bounded: bool
+) -> tuple[ContextSummary, str]:
+    built = (
+        bounded_summary(messages, _CATALOG, max_chars, 2_000)
+        if bounded
+        else build_summary(messages, _CATALOG)
+    )
+    prepared = prepared_summary(built, SummaryTransformer("/repo"))
+    return fit_summary(prepared, _FRAME.render, max_chars)
+
+
+def _asks(summary: ContextSummary) -> list[str]:
+    return [
+        item.text
+        for block in summary.blocks
+        if block.role == Role.USER
+        for item in block.contents
+        if isinstance(item, TextItem) and not item.is_omission
+    ]
+
+
+def _lines(summary: ContextSummary) -> set[tuple[str, str]]:
+    return {(item.tool.kind, repr(item.tool)) for item in summary.tool_calls()}
+
+
+def _calls_counted(summary: ContextSummary) -> int:
+    """Calls on the summary's lines plus those its omission note counts."""
+    on_lines = sum(item.calls for item in summary.tool_calls())
+    tool_kinds = {"shell", "file_read", "generic", "search", "file_update"}
+    in_note = sum(
+        count
+        for block in summary.blocks
+        for item in block.contents
+        if isinstance(item, TextItem)
+        for kind, count in item.omitted
+        if kind in tool_kinds
+    )
+    return on_lines + in_note
+
+
+def _read(call_id: str, path: str) -> ToolCall:
+    return ToolCall(id=call_id, name="read_file", arguments=json.dumps({"path": path}))
+
+
+def test_bounded_build_is_exact_when_the_budget_keeps_every_line() -> None:
+    """Repeated calls are built once per operation key and counted: the same frame."""
+    fixture = _generated(800, seed=3)
+    plan = plan_span(fixture, _CATALOG, _CATALOG.classifier(), 10**7, 2_000)
+    assert plan is not None
+    assert plan.selection.earlier
+    actual = _fitted(fixture, 10**7, bounded=True)[1]
+    expected = _fitted(fixture, 10**7, bounded=False)[1]
+    assert actual == expected
+
+
+@pytest.mark.parametrize("max_chars", [6_720, 13_440, 40_000], ids=["8K", "16K", "e2e"])
+def test_bounded_build_keeps_every_ask_line_and_call_count(max_chars: int) -> None:
+    fixture = _generated(2_500, seed=4)
+    bounded, bounded_text = _fitted(fixture, max_chars, bounded=True)
+    unbounded, _ = _fitted(fixture, max_chars, bounded=False)
+    calls = sum(len(m.tool_calls or ()) for m in fixture if isinstance(m, TextMessage))
+    actual = (
+        len(bounded_text) <= max_chars,
+        len(_asks(bounded)) >= len(_asks(unbounded)),
+        _lines(unbounded) <= _lines(bounded),
+        _calls_counted(bounded),
+    )
+    assert actual == (True, True, True, calls)
+
+
+def test_bounded_build_keeps_the_user_blocks_apart() -> None:
+    """Every turn asks the same thing; the reads between are left out, but each assistant
+    block keeps one item, so ``DedupeRole`` does not fold the asks into one."""
+    fixture: list[ContextMessage] = []
+    for turn in range(30):
+        fixture.append(TextMessage.user("Run the tests again, please."))
+        calls = tuple(_read(f"c{turn}_{i}", f"src/pkg/module_{turn}_{i}.py") for i in range(10))
+        fixture.append(TextMessage.assistant("", tool_calls=calls))
+        fixture += [ToolResult(call_id=call.id, content="x = 1\n" * 50) for call in calls]
+    plan = plan_span(fixture, _CATALOG, _CATALOG.classifier(), 4_000, 2_000)
+    assert plan is not None
+    assert plan.omitted
+    actual = _asks(_fitted(fixture, 4_000, bounded=True)[0])
+    expected = _asks(_fitted(fixture, 4_000, bounded=False)[0])
+    assert (actual, len(actual) > 1) == (expected, True)
+
+
+def test_bounded_build_finds_the_same_last_error() -> None:
+    """An error shown only by its output's last line, 60 commands back: every command of
+    the newest 64 is kept, so the last error is found on its line and kept word for word."""
+    fixture: list[ContextMessage] = [TextMessage.user("Build the project.")]
+    commands = [
+        f"ls -la /work/directory_{i}/with/a/much/longer/path/to/fill/the/line" for i in range(200)
+    ]
+    commands.insert(140, "make all")
+    for index, command in enumerate(commands):
+        arguments = json.dumps({"command": command})
+        call = ToolCall(id=f"s{index}", name="execute_bash", arguments=arguments)
+        fixture.append(TextMessage.assistant("", tool_calls=(call,)))
+        output = "make: *** [Makefile:3: all] Error 2" if command == "make all" else "a\nb\n"
+        fixture.append(ToolResult(call_id=call.id, content=output))
+    actual = "make: *** [Makefile:3: all] Error 2" in _fitted(fixture, 1_600, bounded=True)[1]
+    expected = "make: *** [Makefile:3: all] Error 2" in _fitted(fixture, 1_600, bounded=False)[1]
+    assert (actual, expected) == (True, True)
+
+
+def test_bounded_build_leaves_text_protocol_spans_whole() -> None:
+    fixture: list[ContextMessage] = [
+        TextMessage.user("Fix the bug."),
+        TextMessage.assistant("Let me look.\n\n```bash\nls\n```"),
+        TextMessage.user("<returncode>0</returncode>\n<output>\na.py\n</output>"),
+    ]
+    assert plan_span(fixture, _CATALOG, _CATALOG.classifier(), 1_600, 2_000) is None
+
+
+def _asks_summary(count: int) -> ContextSummary:
+    """Assistant lines between user asks, every ask said twice (repeated asks go first)."""
+    blocks: list[SummaryBlock] = []
+    for index in range(count):
+        issue = index % (count // 2)
+        ask = TextItem(text=f"Please look at issue {issue} " + "again " * (issue % 7))
+        read = ToolCallItem(
+            id=None, tool=_CATALOG.classify(_read("", f"f{index}.py"))[0], is_success=True
+        )
+        blocks += [
+            SummaryBlock(role=Role.USER, contents=(ask,)),
+            SummaryBlock(role=Role.ASSISTANT, contents=(read,)),
+        ]
+    return ContextSummary(blocks=tuple(blocks))
+
+
+@pytest.mark.parametrize("max_chars", range(3_400, 3_780, 20))
+def test_fit_summary_leaves_out_no_ask_a_render_would_keep(max_chars: int) -> None:
+    """Where the cut reaches the asks, the fit takes the fewest candidates that fit: one
+    fewer is over (the estimated search alone could stop anywhere in its 5% margin)."""
+    summary = _asks_summary(60)
+    _, text = fit_summary(summary, _FRAME.render, max_chars)
+    candidates = _candidates(summary)
+    cumulative = list(accumulate(size for _, size, _ in candidates))
+    taken = next(
+        n
+        for n in range(len(candidates) + 1)
+        if _FRAME.render(_shrunk(summary, candidates, cumulative[n - 1] if n else 0)[0]) == text
+    )
+    first_ask = [change for _, _, change in candidates].index("repeated_ask")
+    one_fewer = _shrunk(summary, candidates, cumulative[taken - 2] if taken > 1 else 0)[0]
+    actual = (taken > first_ask, len(_FRAME.render(one_fewer)) > max_chars)
+    assert actual == (True, True)
+
+
+def test_bounded_build_keeps_blocks_whose_calls_are_counted_later() -> None:
+    """Every turn repeats the ask and reads the same file, with no text: only the newest
+    read is built (counting the others), yet each block keeps its read, because without it
+    the asks would join into one run and ``DedupeRole`` would fold them."""
+    fixture: list[ContextMessage] = []
+    for turn in range(12):
+        fixture.append(TextMessage.user("Run the tests again, please."))
+        fixture.append(TextMessage.assistant("", tool_calls=(_read(f"r{turn}", "src/a.py"),)))
+        fixture.append(ToolResult(call_id=f"r{turn}", content="x = 1\n"))
+    actual = _fitted(fixture, 10**7, bounded=True)[1]
+    expected = _fitted(fixture, 10**7, bounded=False)[1]
+    assert (actual, actual.count("Run the tests again")) == (expected, 12)
