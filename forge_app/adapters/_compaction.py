@@ -94,6 +94,17 @@ def adapter_agent(settings: Agent | Compact | None, context_length: int | None =
     return agent
 
 
+def cut_agent(agent: Agent, **update: object) -> Agent:
+    """``agent`` for an engine that summarises the part before a cut its adapter chose.
+
+    The adapter keeps the verbatim tail itself (LangChain's ``keep``, pydantic-ai's
+    ``retention_window`` under a message bound), so the engine keeps no retention window of its
+    own within the part (``retention_window`` 0); ``update`` sets more fields of ``compact``.
+    """
+    fields = {**agent.compact.model_dump(), "retention_window": 0, **update}
+    return agent.model_copy(update={"compact": Compact.model_validate(fields)})
+
+
 class _LoopThread:
     """An event loop in a daemon thread, for synchronous callers, kept until stopped.
 

@@ -77,6 +77,15 @@ def assistant_turn(
     return TextMessage.assistant("\n".join(texts) or None, calls or None, usage=usage)
 
 
+def calls_kept_whole(cut: int, count: int, is_tool_result: Callable[[int], bool]) -> int:
+    """``cut`` (an item index of ``count``) moved back while it lands on a tool result: the
+    verbatim tail then starts at the call, kept with its results (a provider rejects results
+    without their call)."""
+    while 0 < cut < count and is_tool_result(cut):
+        cut -= 1
+    return cut
+
+
 def reported_usage(input_tokens: int, output_tokens: int) -> Usage | None:
     """The usage a provider reported, so token triggers see real counts; None without input."""
     if input_tokens <= 0:

@@ -50,7 +50,7 @@ from langchain_core.messages.utils import count_tokens_approximately
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
 
-from forge_app.adapters._compaction import Closing, HistoryCompactor, adapter_agent
+from forge_app.adapters._compaction import Closing, HistoryCompactor, adapter_agent, cut_agent
 from forge_app.adapters._convert import (
     Added,
     Head,
@@ -127,12 +127,9 @@ def _engine_agent(base: Agent, clauses: list[dict[Kind, int | float]]) -> Agent:
     tokens = [
         int(value) for clause in clauses for kind, value in clause.items() if kind == "tokens"
     ]
-    update: dict[str, object] = {"retention_window": 0}
-    if tokens:
-        update["token_threshold"] = min(tokens)
-        update["token_threshold_percentage"] = 1.0
-    compact = Compact.model_validate({**base.compact.model_dump(), **update})
-    return base.model_copy(update={"compact": compact})
+    if not tokens:
+        return cut_agent(base)
+    return cut_agent(base, token_threshold=min(tokens), token_threshold_percentage=1.0)
 
 
 def _text(message: BaseMessage) -> str:

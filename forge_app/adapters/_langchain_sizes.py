@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal, TypeAlias
 
+from forge_app.adapters._convert import calls_kept_whole
+
 __all__: list[str] = []  # the LangChain adapter's machinery, not an API
 
 Kind: TypeAlias = Literal["tokens", "messages", "fraction"]
@@ -148,6 +150,4 @@ def cut_point(
             else:
                 low = middle + 1
         cut = min(low, count - 1)
-    while 0 < cut < count and is_tool_result(cut):
-        cut -= 1
-    return cut
+    return calls_kept_whole(cut, count, is_tool_result)

@@ -12,6 +12,15 @@ back as the original object; a message partly kept is rebuilt from the original
 their request is compacted away they move to the request that takes its place.
 Native (provider-run) tool parts, files and provider compaction parts are kept
 with their response, and summarised away with it.
+
+A message bound (``Compact.message_threshold`` set) counts pydantic-ai messages: once the
+history holds that many, or another trigger fires, everything before the last
+``retention_window`` messages (the cut moved back to a call whose returns it would separate)
+but the leading system prompts becomes one summary, also when the engine would leave it (user
+prompts only, a few words): ``HistoryCompactor.compact_before(whole=True)``, as the LangChain
+middleware does. The task goes into the summary word for word, or stays a prompt of its own
+when the summary cannot quote it whole. Without ``message_threshold`` the agent's triggers and
+engine decide alone (an automatic compaction, pruning first).
 """
 
 from __future__ import annotations
@@ -41,7 +50,12 @@ from pydantic_ai.messages import (
     UserPromptPart,
 )
 
-from forge_app.adapters._compaction import AsyncClosing, HistoryCompactor
+from forge_app.adapters._compaction import (
+    AsyncClosing,
+    HistoryCompactor,
+    adapter_agent,
+    cut_agent,
+)
 from forge_app.adapters._convert import (
     Added,
     Dropped,
@@ -51,12 +65,14 @@ from forge_app.adapters._convert import (
     Rebuilt,
     Segment,
     assistant_turn,
+    calls_kept_whole,
     reported_usage,
     user_prompt,
 )
 from forge_app.errors import UnsupportedHistory
 from forge_domain.agent import Agent
 from forge_domain.compact import Compact
+from forge_domain.context import Context
 from forge_domain.engine import ContextEngine
 from forge_domain.messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
 from forge_domain.result import CompactionResult
@@ -309,7 +325,9 @@ class ForgeHistoryProcessor(AsyncClosing):
 
     (``ProcessHistory(processor)`` is the same; pydantic-ai 1.x took
     ``history_processors=[processor]``.) It compacts only when one of the
-    agent's triggers fires; :attr:`compactions` records each compaction.
+    agent's triggers fires; :attr:`compactions` records each compaction. With
+    ``message_threshold`` set, a compaction bounds the history to its system prompts,
+    one summary and the last ``retention_window`` messages (see the module).
     When the conversation is over, :meth:`aclose` (or ``async with processor:``)
     releases what the engine holds (the ``llm`` engine's HTTP client).
     """
@@ -325,13 +343,23 @@ class ForgeHistoryProcessor(AsyncClosing):
 
         Args:
             settings: an :class:`Agent` (e.g. from :func:`~forge_app.load_agent`), or
-                :class:`Compact` settings; the defaults when None.
+                :class:`Compact` settings; the defaults when None. ``message_threshold`` set
+                asks for a message bound, in pydantic-ai messages (see the module).
             engine: a ready engine; else the one ``compact.engine`` names (``frame``, ``llm``
                 or a plugin). A ready engine compacts by the triggers of the agent it was
                 built for.
             context_length: the model's window, for the threshold (else the agent's).
         """
-        self.compactor = HistoryCompactor(settings, engine=engine, context_length=context_length)
+        agent = adapter_agent(settings, context_length)
+        self.bound: int | None = agent.compact.message_threshold
+        """The message bound (pydantic-ai messages), or None: the engine decides alone."""
+        self.keep = agent.compact.retention_window
+        """The last messages kept as they are when the bound applies."""
+        if self.bound is not None:  # the processor keeps the tail; the engine counts no messages
+            agent = cut_agent(agent, message_threshold=None)
+        self.compactor = HistoryCompactor(
+            agent, engine=engine, context_length=context_length, engine_tail=self.bound is None
+        )
 
     @property
     def compactions(self) -> list[CompactionResult]:
@@ -353,13 +381,35 @@ class ForgeHistoryProcessor(AsyncClosing):
         """
         converter = _Converter()
         history = History(messages, converter, self.compactor.restore)
-        compacted = await self.compactor.compact(history.context)
+        compacted = await (
+            self.compactor.compact(history.context)
+            if self.bound is None
+            else self._bounded(history, self.bound)
+        )
         if compacted is None:
             return messages
         assembler = _Assembler(converter)
         for segment in history.splice(compacted):
             assembler.add(segment)
         return assembler.finish()
+
+    async def _bounded(self, history: History[ModelMessage], bound: int) -> Context | None:
+        """The history cut to system prompts, summary and the last :attr:`keep` messages, when
+        it holds ``bound`` messages or another trigger fires; None otherwise."""
+        context, count = history.context, len(history.items)
+        if count < bound and not self.compactor.engine.should_compress(
+            context, context.token_count()
+        ):
+            return None
+
+        def returns(index: int) -> bool:  # the item's first message is a tool result
+            flat = history.cut(index)
+            return flat < len(context) and isinstance(context[flat], ToolResult)
+
+        cut = history.cut(calls_kept_whole(max(0, count - self.keep), count, returns))
+        if cut <= 0:
+            return None
+        return await self.compactor.compact_before(context, cut, whole=True)
 
     async def aclose(self) -> None:
         """Release what the engine holds (the ``llm`` engine's HTTP client)."""

@@ -18,11 +18,13 @@ from langchain_core.messages import HumanMessage
 from langchain_core.tools import tool
 from pydantic_ai import Agent as PydanticAgent
 from pydantic_ai.capabilities.instrumentation import Instrumentation
+from pydantic_ai.messages import ModelMessage, ModelRequest, UserPromptPart
 from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.models.openai import OpenAIChatModel
 from pydantic_ai.providers.openai import OpenAIProvider
 
 from forge_app.adapters import ForgeCompactionMiddleware, ForgeHistoryProcessor, ForgeSession
+from forge_domain import Compact
 from tests.app.adapters import scenario
 from tests.app.adapters.test_langchain import ScriptedChatModel
 from tests.app.adapters.test_langchain import script as langchain_script
@@ -127,6 +129,25 @@ async def test_otel_langchain_a_summary_of_user_messages_alone_is_one_span(telem
 
     assert update is not None
     assert (len(middleware.compactions), parents(telemetry)) == (
+        1,
+        [run.get_span_context().span_id],
+    )
+
+
+async def test_otel_pydantic_ai_a_bounded_summary_of_user_prompts_alone_is_one_span(telemetry):
+    """Under a message bound the frame summarises user prompts the engine would leave: one
+    compaction, one span, inside the caller's."""
+    processor = ForgeHistoryProcessor(Compact(message_threshold=6, retention_window=2))
+    messages: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart(f"request {n}")]) for n in range(6)
+    ]
+    tracer = telemetry.tracer_provider.get_tracer("test")
+    with tracer.start_as_current_span("pydantic-ai run") as run:
+        actual = await processor(messages)
+        await processor.aclose()
+
+    assert len(actual) == 3  # the summary and the last 2
+    assert (len(processor.compactions), parents(telemetry)) == (
         1,
         [run.get_span_context().span_id],
     )

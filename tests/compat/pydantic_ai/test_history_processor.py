@@ -27,7 +27,7 @@ from pydantic_ai.tools import RunContext
 from pydantic_ai.usage import RequestUsage
 
 from ._inline_snapshot import snapshot
-from ._construct import forge_processor
+from ._construct import forge_no_op, forge_processor
 from .conftest import IsDatetime, IsInstance, IsStr
 
 pytestmark = [pytest.mark.anyio]
@@ -58,7 +58,7 @@ async def test_history_processor_no_op(function_model: FunctionModel, received_m
     def no_op_history_processor(messages: list[ModelMessage]) -> list[ModelMessage]:
         return messages
 
-    agent = Agent(function_model, capabilities=[ProcessHistory(forge_processor())])
+    agent = Agent(function_model, capabilities=[ProcessHistory(forge_no_op())])
 
     message_history = [
         ModelRequest(parts=[UserPromptPart(content='Previous question')]),
@@ -650,7 +650,7 @@ async def test_callable_class_history_processor_no_op(
         def __call__(self, messages: list[ModelMessage]) -> list[ModelMessage]:
             return messages
 
-    agent = Agent(function_model, capabilities=[ProcessHistory(forge_processor())])
+    agent = Agent(function_model, capabilities=[ProcessHistory(forge_no_op())])
 
     message_history = [
         ModelRequest(parts=[UserPromptPart(content='Previous question')]),
