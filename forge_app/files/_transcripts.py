@@ -19,7 +19,7 @@ import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeAlias, cast
+from typing import Literal, cast
 
 from forge_app.errors import MalformedJson, NotATranscript, OutputNotWritten, TranscriptNotFound
 from forge_app.files._atomic import STDIO as STDIO  # the CLI reads it from here
@@ -33,6 +33,7 @@ from forge_app.files._containers import (
     detect_container,
     read_container,
 )
+from forge_app.files._file_format import FileFormat as FileFormat
 from forge_app.files._strict_json import is_plain, is_plain_but, loads, loads_unwalked
 from forge_domain import (
     Context,
@@ -64,9 +65,6 @@ __all__ = [  # the atomic writes too: the CLI imports them from this module
 
 Layout = Literal["list", "object", "jsonl"]
 """How the messages sit in the file."""
-FileFormat: TypeAlias = Literal["openai", "anthropic", "responses", "claude-code", "codex"]
-"""What ``--format`` names: a transcript format, or an agent log wrapping one
-(``claude-code``: Anthropic turns; ``codex``: Responses items; :mod:`._containers`)."""
 
 
 @dataclass(frozen=True, slots=True)
