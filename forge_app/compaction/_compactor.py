@@ -343,7 +343,7 @@ class Compactor:
             return kept[count]
 
         best: tuple[Context, tuple[int, int]] | None = None
-        summary_tokens = self.config.summary_budget()  # the first plan: a full summary
+        summary_tokens = self._first_plan(context)
         low, high, tries = 0, retained - 1, 0
         while low <= high:
             if tries < _PLANNED_TRIES:
@@ -366,6 +366,15 @@ class Compactor:
             else:
                 high = count - 1
         return best
+
+    def _first_plan(self, context: Context) -> int:
+        """The summary size the fit search plans its first count with: that of the earlier
+        summary its spans fold (the tiered engine's fallback folds the summary tier's, fitted
+        to the same budget), else the summary budget."""
+        widest = self._span(context, 0)
+        if widest is not None and is_summary_message(context[widest[0]]):
+            return context[widest[0]].approx_tokens
+        return self.config.summary_budget()
 
     @staticmethod
     def _status(context: Context, max_tokens: int | None) -> BudgetStatus:

@@ -187,3 +187,33 @@ def test_the_planned_fit_finds_the_bisection_s_span_with_fewer_summaries(
 
     assert (planned.result, list(planned.context)) == (bisected.result, list(bisected.context))
     assert planned_splices < len(splices)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_fit_that_folds_an_earlier_summary_plans_from_its_size(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+):
+    """The tiered engine's fallback: its spans fold the summary tier's summary, whose size
+    predicts theirs; the result is still the bisection's."""
+    first = Compactor(Compact(retention_window=400, eviction_window=0.3)).compact(
+        _chat(1_600, seed), Compactor(Compact(retention_window=400)).forced_strategy()
+    )
+    folded = first.context
+    earlier = folded[first.result.compacted_range[0]]
+    config = Compact(retention_window=4, eviction_window=0.3, max_tokens=6_000)
+    splices: list[tuple[int, int]] = []
+    real_splice = Compactor._splice
+
+    def counted(self, context, span, text_limit, budget=None):  # type: ignore[no-untyped-def]
+        splices.append(span)
+        return real_splice(self, context, span, text_limit, budget)
+
+    monkeypatch.setattr(Compactor, "_splice", counted)
+    planned = Compactor(config).compact(folded)
+    planned_splices = len(splices)
+    splices.clear()
+    bisected = _Bisecting(config).compact(folded)
+
+    assert Compactor(config)._first_plan(folded) == earlier.approx_tokens
+    assert (planned.result, list(planned.context)) == (bisected.result, list(bisected.context))
+    assert planned_splices < len(splices)
