@@ -102,6 +102,9 @@ class _ThenConfigure(importlib.abc.Loader):
         self._loader = loader
         self._configure = configure
 
+    def __getattr__(self, name: str) -> object:  # get_source, is_package …: the real loader's
+        return getattr(self._loader, name)
+
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return self._loader.create_module(spec)
 
