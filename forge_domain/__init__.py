@@ -1,152 +1,364 @@
-"""forge_domain: pure models and algorithms of context compaction (no I/O)."""
+"""forge_domain: pure models and algorithms of context compaction (no I/O).
 
-from forge_domain.agent import (
-    DEFAULT_CONTEXT_WINDOW,
-    DEFAULT_THRESHOLD_PERCENTAGE,
-    Agent,
-    PluginSelection,
-    Telemetry,
-)
-from forge_domain.anthropic_format import messages_from_anthropic, messages_to_anthropic
-from forge_domain.carry import accumulated_usage, carry_reasoning
-from forge_domain.compact import Compact, Percentage
-from forge_domain.context import Context
-from forge_domain.engine import (
-    BaseContextEngine,
-    CompactionMode,
-    ContextEngine,
-    DelegatingEngine,
-    close_engine,
-    compaction_outcome,
-)
-from forge_domain.errors import (
-    ForgeDomainError,
-    InvalidArguments,
-    InvalidConfig,
-    InvalidMessage,
-    InvalidPattern,
-    InvalidToolSpec,
-    InvalidTranscript,
-)
-from forge_domain.formats import (
-    FORMATS,
-    Format,
-    detect_format,
-    find_format_violations,
-    messages_from_format,
-    messages_key,
-    messages_to_format,
-)
-from forge_domain.json import JsonObject, JsonValue
-from forge_domain.messages import (
-    Content,
-    ContentPart,
-    ContextMessage,
-    ImagePart,
-    OtherPart,
-    Role,
-    TextMessage,
-    TextPart,
-    TokenPieces,
-    ToolCall,
-    ToolResult,
-    content_text,
-)
-from forge_domain.openai_format import message_from_openai, message_to_openai
-from forge_domain.percentage import format_float, validate_percentage
-from forge_domain.responses_format import messages_from_responses, messages_to_responses
-from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
-from forge_domain.shell_edits import UNKNOWN_PATH, shell_file_changes
-from forge_domain.strategy import (
-    CompactionStrategy,
-    Evict,
-    Max,
-    Min,
-    Retain,
-    find_sequence_preserving_last_n,
-)
-from forge_domain.summary import (
-    ContextSummary,
-    SummaryBlock,
-    SummaryItem,
-    TextItem,
-    ToolCallItem,
-)
-from forge_domain.summary_tools import (
-    FILE_CHANGING_KINDS,
-    TOOL_KIND_TABLE,
-    TOOL_KINDS,
-    FetchTool,
-    FileReadTool,
-    FileRemoveTool,
-    FileTool,
-    FileUpdateTool,
-    FollowupTool,
-    GenericTool,
-    McpTool,
-    PlanTool,
-    SearchTool,
-    SemanticQuery,
-    SemSearchTool,
-    ShellTool,
-    SkillTool,
-    SummaryTool,
-    TaskTool,
-    TodoReadTool,
-    TodoWriteTool,
-    ToolKind,
-    ToolKindDefinition,
-    ToolReading,
-    UndoTool,
-)
-from forge_domain.text_protocol import (
-    OBSERVATION_STARTS,
-    AnsweredAction,
-    TextAction,
-    TextTurns,
-    looks_like_observation,
-    text_action,
-    text_turns,
-)
-from forge_domain.todo import Todo, TodoChange, TodoStatus
-from forge_domain.token_count import (
-    CHARS_METER,
-    TextCounter,
-    TokenizerChoice,
-    TokenMeter,
-    context_tokens,
-    message_tokens,
-)
-from forge_domain.token_estimates import IMAGE_TOKENS, LOW_DETAIL_IMAGE_TOKENS
-from forge_domain.tool_catalog import CallClassifier, ToolCatalog, is_mcp_name
-from forge_domain.tool_outcome import (
-    EARLIER_EVIDENCE,
-    EVIDENCE_CHARS,
-    EVIDENCE_RUNS,
-    EVIDENCE_SEPARATOR,
-    PRUNED_MARKER,
-    Outcome,
-    evidence_runs,
-    failure_evidence,
-    merged_evidence,
-    output_outcome,
-    output_reports_failure,
-    pruned_output,
-    shows_traceback,
-)
-from forge_domain.tool_spec import ToolSpec
-from forge_domain.trace import (
-    CompactionTrace,
-    SummaryCall,
-    current_trace,
-    note_archived,
-    note_event,
-    note_tier,
-    observe_summary_call,
-    tracing,
-)
-from forge_domain.usage import TokenCount, Usage
-from forge_domain.validation import Dialect, Violation, ensure_valid, find_violations, is_valid
+Every exported name is imported from its module the first time it is read (PEP 562,
+``__getattr__`` below), so ``import forge_domain.messages`` or a command line that needs a
+few models does not build every pydantic model of the package (plans/008-performance.md,
+round 6b). A new export goes in the ``TYPE_CHECKING`` imports, ``_HOMES`` and ``__all__``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names load on first use (__getattr__)
+    from forge_domain.agent import (
+        DEFAULT_CONTEXT_WINDOW,
+        DEFAULT_THRESHOLD_PERCENTAGE,
+        Agent,
+        PluginSelection,
+        Telemetry,
+    )
+    from forge_domain.anthropic_format import messages_from_anthropic, messages_to_anthropic
+    from forge_domain.carry import accumulated_usage, carry_reasoning
+    from forge_domain.compact import Compact, Percentage
+    from forge_domain.context import Context
+    from forge_domain.engine import (
+        BaseContextEngine,
+        CompactionMode,
+        ContextEngine,
+        DelegatingEngine,
+        close_engine,
+        compaction_outcome,
+    )
+    from forge_domain.errors import (
+        ForgeDomainError,
+        InvalidArguments,
+        InvalidConfig,
+        InvalidMessage,
+        InvalidPattern,
+        InvalidToolSpec,
+        InvalidTranscript,
+    )
+    from forge_domain.formats import (
+        FORMATS,
+        Format,
+        detect_format,
+        find_format_violations,
+        messages_from_format,
+        messages_key,
+        messages_to_format,
+    )
+    from forge_domain.json import JsonObject, JsonValue
+    from forge_domain.messages import (
+        Content,
+        ContentPart,
+        ContextMessage,
+        ImagePart,
+        OtherPart,
+        Role,
+        TextMessage,
+        TextPart,
+        TokenPieces,
+        ToolCall,
+        ToolResult,
+        content_text,
+    )
+    from forge_domain.openai_format import message_from_openai, message_to_openai
+    from forge_domain.percentage import format_float, validate_percentage
+    from forge_domain.responses_format import messages_from_responses, messages_to_responses
+    from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
+    from forge_domain.shell_edits import UNKNOWN_PATH, shell_file_changes
+    from forge_domain.strategy import (
+        CompactionStrategy,
+        Evict,
+        Max,
+        Min,
+        Retain,
+        find_sequence_preserving_last_n,
+    )
+    from forge_domain.summary import (
+        ContextSummary,
+        SummaryBlock,
+        SummaryItem,
+        TextItem,
+        ToolCallItem,
+    )
+    from forge_domain.summary_tools import (
+        FILE_CHANGING_KINDS,
+        TOOL_KIND_TABLE,
+        TOOL_KINDS,
+        FetchTool,
+        FileReadTool,
+        FileRemoveTool,
+        FileTool,
+        FileUpdateTool,
+        FollowupTool,
+        GenericTool,
+        McpTool,
+        PlanTool,
+        SearchTool,
+        SemanticQuery,
+        SemSearchTool,
+        ShellTool,
+        SkillTool,
+        SummaryTool,
+        TaskTool,
+        TodoReadTool,
+        TodoWriteTool,
+        ToolKind,
+        ToolKindDefinition,
+        ToolReading,
+        UndoTool,
+    )
+    from forge_domain.text_protocol import (
+        OBSERVATION_STARTS,
+        AnsweredAction,
+        TextAction,
+        TextTurns,
+        looks_like_observation,
+        text_action,
+        text_turns,
+    )
+    from forge_domain.todo import Todo, TodoChange, TodoStatus
+    from forge_domain.token_count import (
+        CHARS_METER,
+        TextCounter,
+        TokenizerChoice,
+        TokenMeter,
+        context_tokens,
+        message_tokens,
+    )
+    from forge_domain.token_estimates import IMAGE_TOKENS, LOW_DETAIL_IMAGE_TOKENS
+    from forge_domain.tool_catalog import CallClassifier, ToolCatalog, is_mcp_name
+    from forge_domain.tool_outcome import (
+        EARLIER_EVIDENCE,
+        EVIDENCE_CHARS,
+        EVIDENCE_RUNS,
+        EVIDENCE_SEPARATOR,
+        PRUNED_MARKER,
+        Outcome,
+        evidence_runs,
+        failure_evidence,
+        merged_evidence,
+        output_outcome,
+        output_reports_failure,
+        pruned_output,
+        shows_traceback,
+    )
+    from forge_domain.tool_spec import ToolSpec
+    from forge_domain.trace import (
+        CompactionTrace,
+        SummaryCall,
+        current_trace,
+        note_archived,
+        note_event,
+        note_tier,
+        observe_summary_call,
+        tracing,
+    )
+    from forge_domain.usage import TokenCount, Usage
+    from forge_domain.validation import Dialect, Violation, ensure_valid, find_violations, is_valid
+
+_HOMES: dict[str, tuple[str, ...]] = {
+    "forge_domain.agent": (
+        "DEFAULT_CONTEXT_WINDOW",
+        "DEFAULT_THRESHOLD_PERCENTAGE",
+        "Agent",
+        "PluginSelection",
+        "Telemetry",
+    ),
+    "forge_domain.anthropic_format": (
+        "messages_from_anthropic",
+        "messages_to_anthropic",
+    ),
+    "forge_domain.carry": (
+        "accumulated_usage",
+        "carry_reasoning",
+    ),
+    "forge_domain.compact": (
+        "Compact",
+        "Percentage",
+    ),
+    "forge_domain.context": ("Context",),
+    "forge_domain.engine": (
+        "BaseContextEngine",
+        "CompactionMode",
+        "ContextEngine",
+        "DelegatingEngine",
+        "close_engine",
+        "compaction_outcome",
+    ),
+    "forge_domain.errors": (
+        "ForgeDomainError",
+        "InvalidArguments",
+        "InvalidConfig",
+        "InvalidMessage",
+        "InvalidPattern",
+        "InvalidToolSpec",
+        "InvalidTranscript",
+    ),
+    "forge_domain.formats": (
+        "FORMATS",
+        "Format",
+        "detect_format",
+        "find_format_violations",
+        "messages_from_format",
+        "messages_key",
+        "messages_to_format",
+    ),
+    "forge_domain.json": (
+        "JsonObject",
+        "JsonValue",
+    ),
+    "forge_domain.messages": (
+        "Content",
+        "ContentPart",
+        "ContextMessage",
+        "ImagePart",
+        "OtherPart",
+        "Role",
+        "TextMessage",
+        "TextPart",
+        "TokenPieces",
+        "ToolCall",
+        "ToolResult",
+        "content_text",
+    ),
+    "forge_domain.openai_format": (
+        "message_from_openai",
+        "message_to_openai",
+    ),
+    "forge_domain.percentage": (
+        "format_float",
+        "validate_percentage",
+    ),
+    "forge_domain.responses_format": (
+        "messages_from_responses",
+        "messages_to_responses",
+    ),
+    "forge_domain.result": (
+        "BudgetStatus",
+        "CompactionOutcome",
+        "CompactionResult",
+    ),
+    "forge_domain.shell_edits": (
+        "UNKNOWN_PATH",
+        "shell_file_changes",
+    ),
+    "forge_domain.strategy": (
+        "CompactionStrategy",
+        "Evict",
+        "Max",
+        "Min",
+        "Retain",
+        "find_sequence_preserving_last_n",
+    ),
+    "forge_domain.summary": (
+        "ContextSummary",
+        "SummaryBlock",
+        "SummaryItem",
+        "TextItem",
+        "ToolCallItem",
+    ),
+    "forge_domain.summary_tools": (
+        "FILE_CHANGING_KINDS",
+        "TOOL_KIND_TABLE",
+        "TOOL_KINDS",
+        "FetchTool",
+        "FileReadTool",
+        "FileRemoveTool",
+        "FileTool",
+        "FileUpdateTool",
+        "FollowupTool",
+        "GenericTool",
+        "McpTool",
+        "PlanTool",
+        "SearchTool",
+        "SemanticQuery",
+        "SemSearchTool",
+        "ShellTool",
+        "SkillTool",
+        "SummaryTool",
+        "TaskTool",
+        "TodoReadTool",
+        "TodoWriteTool",
+        "ToolKind",
+        "ToolKindDefinition",
+        "ToolReading",
+        "UndoTool",
+    ),
+    "forge_domain.text_protocol": (
+        "OBSERVATION_STARTS",
+        "AnsweredAction",
+        "TextAction",
+        "TextTurns",
+        "looks_like_observation",
+        "text_action",
+        "text_turns",
+    ),
+    "forge_domain.todo": (
+        "Todo",
+        "TodoChange",
+        "TodoStatus",
+    ),
+    "forge_domain.token_count": (
+        "CHARS_METER",
+        "TextCounter",
+        "TokenizerChoice",
+        "TokenMeter",
+        "context_tokens",
+        "message_tokens",
+    ),
+    "forge_domain.token_estimates": (
+        "IMAGE_TOKENS",
+        "LOW_DETAIL_IMAGE_TOKENS",
+    ),
+    "forge_domain.tool_catalog": (
+        "CallClassifier",
+        "ToolCatalog",
+        "is_mcp_name",
+    ),
+    "forge_domain.tool_outcome": (
+        "EARLIER_EVIDENCE",
+        "EVIDENCE_CHARS",
+        "EVIDENCE_RUNS",
+        "EVIDENCE_SEPARATOR",
+        "PRUNED_MARKER",
+        "Outcome",
+        "evidence_runs",
+        "failure_evidence",
+        "merged_evidence",
+        "output_outcome",
+        "output_reports_failure",
+        "pruned_output",
+        "shows_traceback",
+    ),
+    "forge_domain.tool_spec": ("ToolSpec",),
+    "forge_domain.trace": (
+        "CompactionTrace",
+        "SummaryCall",
+        "current_trace",
+        "note_archived",
+        "note_event",
+        "note_tier",
+        "observe_summary_call",
+        "tracing",
+    ),
+    "forge_domain.usage": (
+        "TokenCount",
+        "Usage",
+    ),
+    "forge_domain.validation": (
+        "Dialect",
+        "Violation",
+        "ensure_valid",
+        "find_violations",
+        "is_valid",
+    ),
+}
+"""Which module defines each exported name."""
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "CHARS_METER",
@@ -293,3 +505,17 @@ __all__ = [
     "tracing",
     "validate_percentage",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Import an exported name from its module on first use, and keep it here."""
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'forge_domain' has no attribute {name!r}")
+    value: object = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

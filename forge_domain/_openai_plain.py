@@ -9,6 +9,7 @@ and returns None for any other, which the general reader then reads.
 from __future__ import annotations
 
 from forge_domain.messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
+from forge_domain.token_estimates import CHARS_PER_TOKEN
 
 __all__: list[str] = []  # internal: _plain_message, for openai_format.messages_from_openai
 
@@ -28,25 +29,41 @@ def _plain_message(raw: object) -> ContextMessage | None:
     the fields that differ from their defaults, validated: about twice as fast as the
     general reader's ``model_construct`` of every field, and 500 bytes smaller per message
     (plans/008-performance.md).
+
+    The message's token estimate is stored as it is built, from the lengths at hand
+    (what its ``approx_tokens`` would compute: the characters of the content, the calls'
+    names and arguments, at :data:`CHARS_PER_TOKEN` rounded up).
     """
     if type(raw) is not dict:
         return None
     role, content = raw.get("role"), raw.get("content")
     if role == "tool":
         call_id = raw.get("tool_call_id")
-        if raw.keys() <= _PLAIN_TOOL_KEYS and type(content) is str and type(call_id) is str:
-            return ToolResult(call_id=call_id, content=content) if call_id else None
-        return None
+        if not (raw.keys() <= _PLAIN_TOOL_KEYS and type(content) is str and type(call_id) is str):
+            return None
+        if not call_id:
+            return None
+        return _estimated(ToolResult(call_id=call_id, content=content), len(content))
     if type(role) is not str or role not in _PLAIN_ROLES or not raw.keys() <= _PLAIN_TEXT_KEYS:
         return None
     if "content" not in raw or not (content is None or type(content) is str):
         return None
+    chars = 0 if content is None else len(content)
     if "tool_calls" not in raw:
-        return TextMessage(role=_PLAIN_ROLES[role], content=content)
+        return _estimated(TextMessage(role=_PLAIN_ROLES[role], content=content), chars)
     calls = _plain_calls(raw["tool_calls"])
     if calls is None:
         return None
-    return TextMessage(role=_PLAIN_ROLES[role], content=content, tool_calls=calls)
+    for call in calls:
+        chars += len(call.name) + len(call.arguments)
+    message = TextMessage(role=_PLAIN_ROLES[role], content=content, tool_calls=calls)
+    return _estimated(message, chars)
+
+
+def _estimated(message: TextMessage | ToolResult, chars: int) -> ContextMessage:
+    """``message`` with its ``approx_tokens`` stored (where its ``cached_property`` keeps it)."""
+    message.__dict__["approx_tokens"] = -(-chars // CHARS_PER_TOKEN)
+    return message
 
 
 def _plain_calls(raw: object) -> tuple[ToolCall, ...] | None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from forge_domain.compact import Compact
 from forge_domain.json import JsonValue
-from forge_domain.tool_catalog import ToolCatalog
+
+if TYPE_CHECKING:  # imported by the methods that use it: reading an agent builds no tool model
+    from forge_domain.tool_catalog import ToolCatalog
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 """Window assumed when the model's context length is unknown."""
@@ -78,11 +81,15 @@ class Agent(BaseModel):
     @field_validator("tool_kinds")
     @classmethod
     def _tool_kinds_parse(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        from forge_domain.tool_catalog import ToolCatalog  # imported when used: start-up time
+
         ToolCatalog.default().extended(value)
         return value
 
     def tool_catalog(self) -> ToolCatalog:
         """The built-in tool catalog extended with this agent's ``tool_kinds``."""
+        from forge_domain.tool_catalog import ToolCatalog  # imported when used: start-up time
+
         catalog = ToolCatalog.default()
         return catalog.extended(self.tool_kinds) if self.tool_kinds else catalog
 

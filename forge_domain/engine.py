@@ -23,16 +23,17 @@ to the engine it wraps, and overrides what it adds.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Literal, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from forge_domain.agent import Agent
+from forge_domain.choices import CompactionMode as _CompactionMode
 from forge_domain.compact import Compact
 from forge_domain.context import Context
 from forge_domain.json import JsonObject
 from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
 from forge_domain.usage import TokenCount, Usage
 
-CompactionMode = Literal["automatic", "forced", "manual"]
+CompactionMode = _CompactionMode
 """Why a compaction runs, and so how much it should do.
 
 - ``automatic``: a trigger fired (the threshold, turns, messages); do what is

@@ -22,12 +22,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final, Literal, TypeAlias, get_args
 
-from forge_domain.anthropic_format import messages_from_anthropic, messages_to_anthropic
 from forge_domain.context import Context
 from forge_domain.json import JsonObject, JsonValue
 from forge_domain.messages import ContextMessage
 from forge_domain.openai_format import message_to_openai, messages_from_openai
-from forge_domain.responses_format import messages_from_responses, messages_to_responses
 from forge_domain.validation import Violation, find_violations
 
 __all__ = [
@@ -162,9 +160,13 @@ def messages_from_format(
     match fmt:
         case "openai":
             return messages_from_openai(entries)
-        case "anthropic":
+        case "anthropic":  # the other formats' readers load when a file needs them
+            from forge_domain.anthropic_format import messages_from_anthropic
+
             return messages_from_anthropic(entries, system=system)
         case "responses":
+            from forge_domain.responses_format import messages_from_responses
+
             return messages_from_responses(entries)
 
 
@@ -176,8 +178,12 @@ def messages_to_format(
         case "openai":
             return None, [message_to_openai(message) for message in messages]
         case "anthropic":
+            from forge_domain.anthropic_format import messages_to_anthropic
+
             return messages_to_anthropic(messages)
         case "responses":
+            from forge_domain.responses_format import messages_to_responses
+
             return None, messages_to_responses(messages)
 
 

@@ -11,7 +11,7 @@ input raises :class:`InvalidMessage` naming the index and field.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Final, cast
 
 from forge_domain._format_carry import bare_result, with_extra
@@ -337,11 +337,29 @@ def _tool_from_openai(index: int, message: JsonObject) -> ToolResult:
     )
 
 
-def messages_from_openai(raw: object) -> list[ContextMessage]:
-    """Read a whole OpenAI message list."""
+def messages_from_openai(
+    raw: object, plain: Sequence[ContextMessage | None] | None = None
+) -> list[ContextMessage]:
+    """Read a whole OpenAI message list; ``plain``: what :func:`plain_messages` read of it,
+    when the caller has it already."""
     if not isinstance(raw, list):
         raise InvalidTranscript([f"expected a list of messages, got {json_type_name(raw)}"])
-    return [_plain_message(item) or message_from_openai(i, item) for i, item in enumerate(raw)]
+    if plain is None:
+        return [_plain_message(item) or message_from_openai(i, item) for i, item in enumerate(raw)]
+    return [
+        read or message_from_openai(i, item)
+        for i, (read, item) in enumerate(zip(plain, raw, strict=True))
+    ]
+
+
+def plain_messages(raw: list[JsonValue]) -> list[ContextMessage | None]:
+    """The messages of ``raw`` of the plain shape (a role, text or null content, plain tool
+    calls, a tool result with text, no other key), read; None for every other entry.
+
+    A plain message holds only strings, in containers at most three levels below it: the
+    transcript reader need not walk it for numbers or depth (plans/008-performance.md).
+    """
+    return [_plain_message(item) for item in raw]
 
 
 def _parts_to_openai(parts: tuple[ContentPart, ...]) -> list[JsonValue]:

@@ -16,8 +16,9 @@ new messages only, so the check made on every turn stays O(1) in the context's l
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, Literal, TypeAlias
+from typing import Final, TypeAlias
 
+from forge_domain.choices import TokenizerChoice as TokenizerChoice
 from forge_domain.context import Context
 from forge_domain.messages import ContextMessage
 from forge_domain.token_estimates import (
@@ -36,9 +37,6 @@ __all__ = [
 
 TextCounter: TypeAlias = Callable[[str], int]
 """Tokens of one text, as a tokenizer counts them."""
-TokenizerChoice: TypeAlias = Literal["auto", "tiktoken", "chars"]
-"""How text is counted (``compact.tokenizer``, ``--tokenizer``): tiktoken for OpenAI model
-families (``auto``), tiktoken always, or chars/4; the application loads the tokenizer."""
 
 
 def message_tokens(message: ContextMessage, count_text: TextCounter | None) -> int:

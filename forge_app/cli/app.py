@@ -10,7 +10,6 @@ shows the traceback instead.
 
 from __future__ import annotations
 
-import importlib.metadata
 import sys
 from collections.abc import Sequence
 from typing import Annotated
@@ -20,8 +19,7 @@ import typer
 from forge_app.cli import batch, compact, demo, eval, history, replay, report_page, run, validate
 from forge_app.cli.console import PARSER_ERROR, fail, parser_error_line
 from forge_app.errors import BAD_INPUT, ForgeAppError
-from forge_app.runtime._logging import configure_logging
-from forge_domain import ForgeDomainError
+from forge_domain.errors import ForgeDomainError
 
 app = typer.Typer(
     name="forge-compact",
@@ -37,6 +35,8 @@ app = typer.Typer(
 
 def _show_version(value: bool) -> None:
     if value:
+        import importlib.metadata  # imported when used: start-up time
+
         typer.echo(f"forge-compact {importlib.metadata.version('forge-compact')}")
         raise typer.Exit()
 
@@ -62,8 +62,10 @@ def _options(
     ] = False,
 ) -> None:
     """Compact, replay and validate agent transcripts (three formats, any agent)."""
+    from forge_app.runtime._logging import configure_logging_on_import
+
     level = {0: "warning", 1: "info"}.get(verbose, "debug")
-    configure_logging("json" if log_json else "console", level=level)
+    configure_logging_on_import("json" if log_json else "console", level=level)
 
 
 app.command("compact")(compact.compact_command)

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import glob
 import json
-import multiprocessing
 import os
 import time
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from functools import cache
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, TypeAlias
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from forge_app.cli.compacting import CompactionMetrics, compact_transcript
 from forge_app.cli.console import err, fail
 from forge_app.cli.options import (
     AgentId,
@@ -27,7 +23,6 @@ from forge_app.cli.options import (
     compaction_mode,
     resolve_agent,
 )
-from forge_app.cli.report import batch_table
 from forge_app.errors import (
     CompactionFailed,
     OutputNotWritten,
@@ -35,10 +30,16 @@ from forge_app.errors import (
     TranscriptNotFound,
 )
 from forge_app.files._atomic import check_writable, ensure_not_an_input
-from forge_app.files._tokenizer import TokenizerLoader
-from forge_app.files._transcripts import FileFormat, read_transcript, write_transcript
-from forge_domain import Agent, CompactionMode
-from forge_domain.token_count import TokenizerChoice
+from forge_app.files._file_format import FileFormat
+from forge_domain.choices import CompactionMode, TokenizerChoice
+
+if TYPE_CHECKING:  # imported by the functions that use them: start-up time
+    from forge_app.cli.compacting import CompactionMetrics
+    from forge_app.files._tokenizer import TokenizerLoader
+    from forge_domain.agent import Agent
+
+_HEAVY = ("forge_app.cli.compacting", "forge_app.files._transcripts", "forge_app.compaction")
+"""What a worker needs to compact, imported once by the fork server (see :func:`_run`)."""
 
 METRICS_FILE = "metrics.jsonl"
 """Name of the per-file metrics written into the output directory."""
@@ -90,7 +91,7 @@ def output_paths(files: list[Path], outdir: Path) -> list[Path]:
     return [outdir / path.relative_to(root) for path in resolved]
 
 
-_Done = tuple[int, CompactionMetrics | None, str | None]
+_Done: TypeAlias = "tuple[int, CompactionMetrics | None, str | None]"
 """One file's outcome: its position, its metrics, or the error that stopped it."""
 
 
@@ -106,6 +107,9 @@ def compact_file(
 
     Module-level so a worker process can run it (arguments and result are picklable).
     """
+    from forge_app.cli.compacting import compact_transcript  # imported when used: start-up
+    from forge_app.files._transcripts import read_transcript, write_transcript
+
     try:
         transcript = read_transcript(path, fmt)
         meter = _loader(agent.compact.tokenizer).meter(model=agent.model, fmt=transcript.format)
@@ -121,6 +125,8 @@ def compact_file(
 @cache
 def _loader(choice: TokenizerChoice) -> TokenizerLoader:
     """One loader per process and setting: tiktoken loads, or its fallback is logged, once."""
+    from forge_app.files._tokenizer import TokenizerLoader  # imported when used: start-up
+
     return TokenizerLoader(choice)
 
 
@@ -155,7 +161,7 @@ def prepare_outputs(
     check_writable(outputs)
 
 
-_Work = tuple[int, Path, Path, Agent, CompactionMode, FileFormat | None]
+_Work: TypeAlias = "tuple[int, Path, Path, Agent, CompactionMode, FileFormat | None]"
 """One file's job: the arguments of :func:`compact_file`."""
 
 
@@ -168,8 +174,11 @@ def _run(jobs: int, work: list[_Work]) -> Iterator[_Done]:
     if jobs <= 1 or len(work) <= 1:
         yield from (compact_file(*item) for item in work)
         return
+    import multiprocessing  # imported when used: start-up time
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload([__name__])  # workers fork from a server that imported us
+    context.set_forkserver_preload([__name__, *_HEAVY])  # workers fork from a server that has them
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         futures = [pool.submit(compact_file, *item) for item in work]
         for future in as_completed(futures):
@@ -215,6 +224,15 @@ def batch_command(
     ``metrics.jsonl`` is written as files complete (in input order at the end of the
     run for the table), so a run that is killed leaves the metrics of what it wrote.
     """
+    from rich.progress import (  # imported when used: start-up time
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+    )
+
+    from forge_app.cli.report import batch_table
+
     chosen = resolve_agent(agent, agent_id)
     if tokenizer is not None:  # the workers read it from the agent (picklable)
         chosen = chosen.model_copy(

@@ -6,9 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
-from forge_app.cli.compacting import compact_transcript
 from forge_app.cli.console import err
 from forge_app.cli.history import store_file, stored_conversation
 from forge_app.cli.options import (
@@ -23,9 +21,7 @@ from forge_app.cli.options import (
     resolve_agent,
     tokenizer_loader,
 )
-from forge_app.cli.report import metrics_table
-from forge_app.files._atomic import check_outputs
-from forge_app.files._transcripts import STDIO, read_transcript, write_text_atomic, write_transcript
+from forge_app.files._atomic import STDIO, check_outputs, write_text_atomic
 
 
 def compact_command(
@@ -52,6 +48,12 @@ def compact_command(
     Writes the compacted transcript to -o (default stdout) and a metrics table to stderr.
     No output may be the input (or the agent file): that is refused before anything runs.
     """
+    from rich.text import Text  # imported when used: start-up time
+
+    from forge_app.cli.compacting import compact_transcript
+    from forge_app.cli.report import metrics_table
+    from forge_app.files._transcripts import read_transcript, write_transcript
+
     check_outputs([output, json_metrics, store_file(store)], inputs=[session, agent])
     chosen = resolve_agent(agent, agent_id)
     transcript = read_transcript(session, fmt)

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-import anyio
 from pydantic import BaseModel, ConfigDict
 
 from forge_app.errors import NotATranscript
@@ -106,6 +105,22 @@ async def _compress(
         await close_engine(engine)
 
 
+def _fires_no_built_in_trigger(
+    agent: Agent,
+    context: Context,
+    mode: CompactionMode,
+    recorder: ConversationRecorder | None,
+    meter: TokenMeter,
+) -> bool:
+    """True when ``agent``'s engine is a built-in one and none of its triggers fires on an
+    ``automatic`` compaction without a store: nothing to build (start-up time)."""
+    from forge_app.compaction._triggers import BUILT_IN_ENGINES, BuiltInTriggers
+
+    if mode != "automatic" or recorder is not None or agent.compact.engine not in BUILT_IN_ENGINES:
+        return False
+    return not BuiltInTriggers(agent).should_compress(context, meter.count(context))
+
+
 def compact_transcript(
     transcript: Transcript,
     agent: Agent,
@@ -135,22 +150,29 @@ def compact_transcript(
     compaction archived; the output names the refs of what was replaced. ``meter``
     counts for the token trigger and the metrics (``compact.tokenizer``; default chars/4).
     """
-    from forge_app.compaction import resolve_engine  # imported when used: start-up time
-
     ensure_provider_valid(transcript, source)
     context = transcript.context
-    engine: ContextEngine = resolve_engine(agent)
-    if recorder is not None:
-        from forge_app.store import ArchivingEngine
-
-        recorder.sync(context)
-        engine = ArchivingEngine(engine, recorder)
     started = time.perf_counter()
-    outcome = anyio.run(_compress, engine, context, mode, meter)
+    if _fires_no_built_in_trigger(agent, context, mode, recorder, meter):
+        outcome: CompactionOutcome | None = None  # the engines are not even imported
+        engine_name = agent.compact.engine
+    else:
+        from forge_app.compaction import resolve_engine  # imported when used: start-up time
+
+        engine: ContextEngine = resolve_engine(agent)
+        if recorder is not None:
+            from forge_app.store import ArchivingEngine
+
+            recorder.sync(context)
+            engine = ArchivingEngine(engine, recorder)
+        import anyio
+
+        outcome = anyio.run(_compress, engine, context, mode, meter)
+        engine_name = engine.name
     trigger: Trigger = "threshold" if mode == "automatic" else "forced"
     if outcome is None:
         trigger = "none"
-        outcome = compaction_outcome(context, context, None, engine=engine.name)
+        outcome = compaction_outcome(context, context, None, engine=engine_name)
     result = outcome.result
     if meter.count_text is not None:
         result = result.model_copy(

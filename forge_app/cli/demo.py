@@ -4,29 +4,21 @@ from __future__ import annotations
 
 import importlib.resources
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import anyio
 import typer
 from rich.rule import Rule
 from rich.text import Text
 
-from forge_app.cli.compacting import compact_transcript
 from forge_app.cli.console import err
 from forge_app.cli.replay import replay_summary, replay_turns, timeline_chart, timeline_table
-from forge_app.cli.report import metrics_table
 from forge_app.cli.report_page import build_report
 from forge_app.errors import OutputNotWritten
-from forge_app.files._agents import parse_agents
-from forge_app.files._atomic import check_outputs
-from forge_app.files._transcripts import (
-    Transcript,
-    parse_transcript,
-    write_bytes_atomic,
-    write_text_atomic,
-    write_transcript,
-)
-from forge_domain import Agent
+from forge_app.files._atomic import check_outputs, write_bytes_atomic, write_text_atomic
+
+if TYPE_CHECKING:  # imported by the functions that use them: start-up time
+    from forge_app.files._transcripts import Transcript
+    from forge_domain.agent import Agent
 
 DEMO_DIR = "demo"
 SESSION = "session.json"
@@ -61,6 +53,9 @@ def prepare_output_dir(output_dir: Path) -> list[Path]:
 
 def demo_inputs() -> tuple[Transcript, Agent]:
     """The bundled session and the demo agent (read from the installed package)."""
+    from forge_app.files._agents import parse_agents  # imported when used: start-up time
+    from forge_app.files._transcripts import parse_transcript
+
     folder = importlib.resources.files("forge_app").joinpath(DEMO_DIR)
     session = folder.joinpath(SESSION).read_text(encoding="utf-8")
     agent = folder.joinpath(AGENT).read_text(encoding="utf-8")
@@ -95,6 +90,12 @@ def demo_command(
     ] = None,
 ) -> None:
     """Compact and replay a bundled real session (SWE-agent, 28 messages) — offline, no API key."""
+    import anyio  # imported when used: start-up time
+
+    from forge_app.cli.compacting import compact_transcript
+    from forge_app.cli.report import metrics_table
+    from forge_app.files._transcripts import write_transcript
+
     outputs = prepare_output_dir(output_dir) if output_dir is not None else None
     transcript, agent = demo_inputs()
     compact = agent.compact

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import anyio
 import typer
 
 from forge_app.cli.console import out
@@ -17,13 +16,13 @@ from forge_app.cli.options import (
     resolve_agent,
     tokenizer_loader,
 )
-from forge_app.files._atomic import check_outputs
-from forge_app.files._tokenizer import TokenizerLoader
-from forge_app.files._transcripts import FileFormat, read_transcript, write_text_atomic
-from forge_domain import Agent
+from forge_app.files._atomic import check_outputs, write_text_atomic
 
 if TYPE_CHECKING:  # the evaluation layer loads when `eval` runs (start-up time)
     from forge_app.evaluation import SessionEval
+    from forge_app.files._file_format import FileFormat
+    from forge_app.files._tokenizer import TokenizerLoader
+    from forge_domain.agent import Agent
 
 DEFAULT_WINDOWS = "8000,16000,32000"
 KINDS = ("task", "asks", "modified_paths", "failures", "last_error")
@@ -115,6 +114,8 @@ async def _evaluate_all(
     loader: TokenizerLoader | None = None,
 ) -> list[SessionEval]:
     from forge_app.evaluation import evaluate
+    from forge_app.files._tokenizer import TokenizerLoader
+    from forge_app.files._transcripts import read_transcript
 
     rows = []
     loader = loader or TokenizerLoader(agent.compact.tokenizer)
@@ -155,6 +156,8 @@ def eval_command(
     tokenizer: TokenizerName = None,
 ) -> None:
     """Replay sessions turn by turn at each window; print validity, size, facts kept, cost."""
+    import anyio  # imported when used: start-up time
+
     check_outputs([json_path], inputs=[*sessions, agent])
     chosen = resolve_agent(agent, agent_id)
     try:

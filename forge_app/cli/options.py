@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from forge_app.errors import InvalidAgentFile
-from forge_app.files._agents import DeprecatedAgentSyntax, default_agent, load_agent
-from forge_app.files._tokenizer import TokenizerLoader
-from forge_app.files._transcripts import FileFormat
-from forge_domain import Agent, CompactionMode
-from forge_domain.token_count import TokenizerChoice
+from forge_app.files._file_format import FileFormat
+from forge_domain.choices import CompactionMode, TokenizerChoice
+
+if TYPE_CHECKING:  # imported by the functions that use them: --help builds no model
+    from forge_app.files._tokenizer import TokenizerLoader
+    from forge_domain.agent import Agent
 
 AgentPath = Annotated[
     Path | None,
@@ -69,6 +70,8 @@ TokenizerName = Annotated[
 
 def tokenizer_loader(choice: TokenizerChoice | None, agent: Agent) -> TokenizerLoader:
     """The loader for ``--tokenizer``, else the agent's ``compact.tokenizer``."""
+    from forge_app.files._tokenizer import TokenizerLoader  # imported when used: start-up time
+
     return TokenizerLoader(choice or agent.compact.tokenizer)
 
 
@@ -108,6 +111,12 @@ def resolve_agent(path: Path | None, agent_id: str | None = None) -> Agent:
         InvalidAgentFile: the file is missing or malformed (path, line, field).
         AgentNotFound: ``agent_id`` is not defined in the file.
     """
+    from forge_app.files._agents import (  # imported when used: start-up time
+        DeprecatedAgentSyntax,
+        default_agent,
+        load_agent,
+    )
+
     if path is None:
         return default_agent()
     with warnings.catch_warnings(record=True) as caught:

@@ -6,13 +6,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import anyio
 import typer
 from rich.table import Table
 from rich.text import Text
 
-from forge_app.cli._otel import otlp_telemetry
-from forge_app.cli.compacting import ensure_provider_valid
 from forge_app.cli.console import counted, err
 from forge_app.cli.history import opened_store, source_stem, store_file
 from forge_app.cli.options import (
@@ -26,23 +23,16 @@ from forge_app.cli.options import (
     resolve_agent,
     tokenizer_loader,
 )
-from forge_app.cli.report import span_text
-from forge_app.files._atomic import check_outputs
-from forge_app.files._transcripts import (
-    Transcript,
-    read_transcript,
-    write_bytes_atomic,
-    write_text_atomic,
-    write_transcript,
-)
-from forge_domain import Agent, CompactionResult, TokenCount
-from forge_domain.token_count import TokenMeter
+from forge_app.files._atomic import check_outputs, write_bytes_atomic, write_text_atomic
 
 if TYPE_CHECKING:  # the runtime, the store and the charts load when a command uses them
     from forge_app.cli._chart_axes import Sample
+    from forge_app.files._transcripts import Transcript
     from forge_app.runtime._dispatch import NamedPlugin
     from forge_app.runtime._replay import Replay, ReplayTurn
     from forge_app.store import SessionStore
+    from forge_domain import Agent, CompactionResult, TokenCount
+    from forge_domain.token_count import TokenMeter
 
 BAR_WIDTH = 20
 
@@ -79,6 +69,8 @@ def _compactions(turn: ReplayTurn) -> list[CompactionResult]:
 
 def _what(result: CompactionResult) -> str:
     """What a compaction did: the range it summarised, else ``pruned`` and the range."""
+    from forge_app.cli.report import span_text  # imported when used: start-up time
+
     if result.summarised_range is not None:
         return span_text(result.summarised_range)
     return f"pruned {span_text(result.pruned_range)}"
@@ -200,6 +192,12 @@ def replay_command(
     No model is called: hooks and the CompactionHandler fire exactly as in a live run.
     Prints a timeline of context size per turn with every compaction marked.
     """
+    import anyio  # imported when used: start-up time
+
+    from forge_app.cli._otel import otlp_telemetry
+    from forge_app.cli.compacting import ensure_provider_valid
+    from forge_app.files._transcripts import read_transcript, write_transcript
+
     if chart is not None:
         from forge_app.cli._chart import chart_format
 

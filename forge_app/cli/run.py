@@ -7,10 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
-import anyio
 import typer
 
-from forge_app.cli._otel import otlp_telemetry
 from forge_app.cli.console import counted, err, fail, out
 from forge_app.cli.history import opened_store, store_file
 from forge_app.cli.options import (
@@ -23,13 +21,12 @@ from forge_app.cli.options import (
 )
 from forge_app.errors import EndpointNotConfigured
 from forge_app.files._atomic import check_outputs
-from forge_app.files._transcripts import Transcript, write_transcript
-from forge_app.runtime._retry import RetryPolicy
-from forge_domain import Agent, Role
+from forge_app.runtime._defaults import TURN_DEADLINE
 
 if TYPE_CHECKING:  # the agent loop is imported when the command runs (start-up time)
     from forge_app.runtime._conversation import Conversation
     from forge_app.runtime._orchestrator import Orchestrator
+    from forge_domain.agent import Agent
 
 API_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -57,6 +54,8 @@ def check_endpoint(agent: Agent, environ: Mapping[str, str]) -> None:
 
 def final_answer(conversation: Conversation) -> str:
     """The text of the last assistant message (empty when there is none)."""
+    from forge_domain.messages import Role  # imported when used: start-up time
+
     for message in reversed(conversation.context.messages):
         if message.has_role(Role.ASSISTANT):
             return message.text
@@ -88,7 +87,7 @@ def run_command(
             help="Seconds each turn's model call may take in total, retries included; "
             "then the run stops (exit 1).",
         ),
-    ] = RetryPolicy().deadline,
+    ] = TURN_DEADLINE,
     store: StoreOption = None,
     tokenizer: TokenizerName = None,
     otel: OtelOption = False,
@@ -103,10 +102,15 @@ def run_command(
     check_outputs([output, store_file(store)], inputs=[agent_file])
     agent = resolve_agent(agent_file, agent_id)
     check_endpoint(agent, os.environ)
+    import anyio  # imported when used: start-up time
+
+    from forge_app.cli._otel import otlp_telemetry
     from forge_app.cli._run_hooks import CompactionFailures
+    from forge_app.files._transcripts import Transcript, write_transcript
     from forge_app.runtime._dispatch import discover_plugins
     from forge_app.runtime._model import OpenAIChatModel
     from forge_app.runtime._orchestrator import Orchestrator
+    from forge_app.runtime._retry import RetryPolicy
 
     with opened_store(store) as session_store, otlp_telemetry(otel, agent):
         orchestrator = Orchestrator(

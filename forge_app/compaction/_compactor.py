@@ -100,6 +100,26 @@ def _kept_tokens(context: Context, span: tuple[int, int]) -> int:
     return Context(kept, usage_floor=len(kept)).token_count_approx()
 
 
+_PLANNED_TRIES = 4
+"""Summaries built at counts planned from sizes before the fit search falls back to bisecting."""
+
+
+def _largest_within(kept_at: Callable[[int], int | None], low: int, high: int, room: int) -> int:
+    """The largest count in ``[low, high]`` whose kept tokens are at most ``room`` (what a
+    span keeps grows with the count), else ``low``: the smallest count, to try next."""
+    smallest = kept_at(low)
+    if smallest is None or smallest > room:
+        return low
+    while low < high:
+        middle = (low + high + 1) // 2
+        size = kept_at(middle)
+        if size is not None and size <= room:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def ensure_valid_output(compacted: Context) -> None:
     """Raise :class:`CompactionFailed` (stage ``validate``) if ``compacted`` breaks a provider rule.
 
@@ -299,19 +319,7 @@ class Compactor:
         """
         if compacted is not None and compacted.token_count_approx() <= max_tokens:
             return compacted, span, "met"
-        best: tuple[Context, tuple[int, int]] | None = None
-        low, high = 0, retained - 1
-        while low <= high:  # the largest retained count whose compaction fits
-            middle = (low + high) // 2
-            candidate_span = self._span(context, middle)
-            # A span whose kept messages alone are over cannot fit: no summary is built.
-            if candidate_span is not None and _kept_tokens(context, candidate_span) <= max_tokens:
-                candidate = self._splice(context, candidate_span, SUMMARY_TEXT_LIMIT)
-                if candidate.token_count_approx() <= max_tokens:
-                    best = (candidate, candidate_span)
-                    low = middle + 1
-                    continue
-            high = middle - 1
+        best = self._largest_fitting(context, retained, max_tokens)
         if best is not None:
             return best[0], best[1], "met"
         widest = self._span(context, 0) or span
@@ -332,6 +340,63 @@ class Compactor:
             "met" if candidate.token_count_approx() <= max_tokens else "exhausted"
         )
         return candidate, widest, status
+
+    def _largest_fitting(
+        self, context: Context, retained: int, max_tokens: int
+    ) -> tuple[Context, tuple[int, int]] | None:
+        """The compaction that keeps the most of the ``retained`` tail and fits ``max_tokens``.
+
+        A search over the retained count, as a bisection would run it (a count that fits
+        raises the lower end, one that does not lowers the upper end), but each count is
+        planned from sizes: what a span keeps besides its summary is known without building
+        it (``_kept_tokens``), and every summary of these spans (they share their start) is
+        about the size of the last one built, so the next count tried is the largest whose
+        kept messages leave room for it. A summary is built only for the count tried, two or
+        three in all instead of one per bisection step (each of a whole span: 8 of about
+        50,000 messages for a 100,000-message chat, plans/008-performance.md round 6b).
+        When the sizes plan badly (``_PLANNED_TRIES`` counts tried), it bisects.
+        """
+        kept: dict[int, int | None] = {}
+
+        def kept_at(count: int) -> int | None:  # None: the count leaves no span
+            if count not in kept:
+                found = self._span(context, count)
+                kept[count] = None if found is None else _kept_tokens(context, found)
+            return kept[count]
+
+        best: tuple[Context, tuple[int, int]] | None = None
+        summary_tokens = self._first_plan(context)
+        low, high, tries = 0, retained - 1, 0
+        while low <= high:
+            if tries < _PLANNED_TRIES:
+                count = _largest_within(kept_at, low, high, max_tokens - summary_tokens)
+            else:
+                count = (low + high) // 2
+            size = kept_at(count)
+            # A span whose kept messages alone are over cannot fit: no summary is built.
+            if size is None or size > max_tokens:
+                high = count - 1
+                continue
+            candidate_span = self._span(context, count)
+            assert candidate_span is not None  # kept_at(count) is not None
+            candidate = self._splice(context, candidate_span, SUMMARY_TEXT_LIMIT)
+            tries += 1
+            summary_tokens = candidate.token_count_approx() - size
+            if candidate.token_count_approx() <= max_tokens:
+                best = (candidate, candidate_span)
+                low = count + 1
+            else:
+                high = count - 1
+        return best
+
+    def _first_plan(self, context: Context) -> int:
+        """The summary size the fit search plans its first count with: that of the earlier
+        summary its spans fold (the tiered engine's fallback folds the summary tier's, fitted
+        to the same budget), else the summary budget."""
+        widest = self._span(context, 0)
+        if widest is not None and is_summary_message(context[widest[0]]):
+            return context[widest[0]].approx_tokens
+        return self.config.summary_budget()
 
     @staticmethod
     def _status(context: Context, max_tokens: int | None) -> BudgetStatus:

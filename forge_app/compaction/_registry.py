@@ -28,6 +28,7 @@ import structlog
 
 from forge_app.compaction._frame_engine import FrameEngine
 from forge_app.compaction._tiers import TieredEngine
+from forge_app.compaction._triggers import BUILT_IN_ENGINES
 from forge_app.compaction.llm._engine import LLMEngine
 from forge_app.errors import EngineFailed, EngineUnavailable, ForgeAppError, UnknownEngine
 from forge_domain.agent import Agent
@@ -58,6 +59,7 @@ BUILT_IN: Mapping[str, EngineFactory] = {
     "frame": _tiered(FrameEngine),
     "llm": _tiered(LLMEngine),
 }
+assert tuple(BUILT_IN) == BUILT_IN_ENGINES  # the CLI's trigger check reads the names there
 """The engines that ship with forge-compact."""
 
 

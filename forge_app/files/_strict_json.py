@@ -20,14 +20,14 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import cast
 
 from pydantic_core import from_json
 
 from forge_domain import JsonValue
 
-__all__: list[str] = []  # loads and MAX_DEPTH serve the transcript reader, not the package API
+__all__: list[str] = []  # loads, its fast forms, MAX_DEPTH: for the transcript reader only
 
 MAX_DEPTH = 200
 """How deeply containers may nest in a transcript (the document itself is level 1).
@@ -102,25 +102,54 @@ def loads_fast(data: str | bytes) -> JsonValue | None:
     setting of the interpreter), integers of 19 digits or more. About twice as fast as
     :func:`loads` and without the copy of the text (plans/008-performance.md).
     """
+    document = loads_unwalked(data)
+    return document if document is not None and is_plain(document) else None
+
+
+def loads_unwalked(data: str | bytes) -> JsonValue | None:
+    """:func:`loads_fast` without its walk: the caller must check the document with
+    :func:`is_plain` or :func:`is_plain_but` before trusting it (None: what
+    ``from_json`` refuses, which :func:`loads` must read)."""
     try:
         document = from_json(data, allow_inf_nan=False)
     except (ValueError, TypeError):  # TypeError: a str holding a lone surrogate
         return None
-    return cast(JsonValue, document) if _is_plain(document) else None
+    return cast(JsonValue, document)
 
 
 _BIG = 10**18
 
 
-def _is_plain(document: object) -> bool:
+def is_plain(document: object) -> bool:
     """False when ``document`` nests deeper than :data:`MAX_DEPTH` or holds a number that
     is not finite, or an integer with 19 digits or more."""
-    level: list[Iterable[object]] = []  # the children of the containers at ``depth``
     if type(document) is dict:
-        level.append(document.values())
-    elif type(document) is list:
-        level.append(document)
-    depth = 1
+        return _levels_plain([document.values()], 1)
+    if type(document) is list:
+        return _levels_plain([document], 1)
+    return True
+
+
+def is_plain_but(document: object, entries: Sequence[object], known: Sequence[object]) -> bool:
+    """:func:`is_plain` of ``document`` (a list, or an object holding the list
+    ``entries``), not walking an entry whose ``known`` value is not None.
+
+    For the transcript reader, which has read those entries already with a reader that
+    takes only strings in containers a few levels deep (``known``: what it built, or
+    None): the walk could find nothing in them (plans/008-performance.md).
+    """
+    rest = [entry for entry, done in zip(entries, known, strict=True) if done is None]
+    if document is entries:
+        return _levels_plain([rest], 1)
+    if type(document) is not dict:
+        return is_plain(document)
+    others = [value for value in document.values() if value is not entries]
+    return _levels_plain([others], 1) and _levels_plain([rest], 2)
+
+
+def _levels_plain(level: list[Iterable[object]], depth: int) -> bool:
+    """:func:`is_plain` of the values in ``level``, the children of containers at
+    ``depth`` (the document is at depth 1)."""
     while level:  # one level at a time: no depth kept per container
         if depth > MAX_DEPTH:
             return False

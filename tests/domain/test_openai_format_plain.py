@@ -87,6 +87,15 @@ def test_plain_messages_take_the_plain_reader(name, raw):
     assert _plain_message(raw) is not None
 
 
+@pytest.mark.parametrize(("name", "raw"), PLAIN, ids=[n for n, _ in PLAIN])
+def test_plain_reader_stores_the_estimate_the_message_would_compute(name, raw):
+    read = _plain_message(raw)
+    assert read is not None
+    stored = read.__dict__.get("approx_tokens")
+
+    assert stored == message_from_openai(0, raw).approx_tokens
+
+
 @pytest.mark.parametrize(("name", "raw"), OTHER, ids=[n for n, _ in OTHER])
 def test_other_messages_are_left_to_the_general_reader(name, raw):
     assert _plain_message(raw) is None
