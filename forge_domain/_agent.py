@@ -6,9 +6,9 @@ import math
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from forge_domain.compact import Compact
-from forge_domain.json import JsonValue
-from forge_domain.tool_catalog import ToolCatalog
+from forge_domain._compact import Compact
+from forge_domain._json import JsonValue
+from forge_domain.tools._catalog import ToolCatalog
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 """Window assumed when the model's context length is unknown."""

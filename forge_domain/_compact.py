@@ -6,11 +6,11 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from forge_domain.context import Context
-from forge_domain.messages import Role
-from forge_domain.percentage import validate_percentage
-from forge_domain.token_count import TokenizerChoice
-from forge_domain.usage import TokenCount
+from forge_domain._context import Context
+from forge_domain._messages import Role
+from forge_domain._percentage import validate_percentage
+from forge_domain._token_count import TokenizerChoice
+from forge_domain._usage import TokenCount
 
 Percentage = Annotated[float, AfterValidator(validate_percentage)]
 """A fraction in [0, 1]."""

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from itertools import islice
 from typing import overload
 
-from forge_domain.json import JsonObject
-from forge_domain.messages import ContextMessage, Role
-from forge_domain.openai_format import message_to_openai, messages_from_openai
-from forge_domain.usage import TokenCount, is_plausible_total
+from forge_domain._json import JsonObject
+from forge_domain._messages import ContextMessage, Role
+from forge_domain._usage import TokenCount, is_plausible_total
+from forge_domain.formats._openai import message_to_openai, messages_from_openai
 
 
 def _reported_total(message: ContextMessage, index: int, usage_floor: int) -> int:
@@ -222,7 +222,7 @@ class Context:
         """The best size estimate available, in O(1).
 
         When a trusted message carries a provider-reported ``total_tokens`` (> 0)
-        that passes :func:`~forge_domain.usage.is_plausible_total` against the
+        that passes :func:`~forge_domain._usage.is_plausible_total` against the
         estimate of the messages up to and including it, the count is the newest
         such figure plus the estimate of every message appended after it, and is
         marked actual; otherwise it is the approximation.
@@ -242,7 +242,7 @@ class Context:
 
         A report (an actual ``total_tokens`` > 0 at or after ``usage_floor``) is
         not believed when it is far below the estimate of what it measured (see
-        :func:`~forge_domain.usage.is_plausible_total`); the count then goes on
+        :func:`~forge_domain._usage.is_plausible_total`); the count then goes on
         from the report before it, or from the estimate alone. None when the
         newest report was believed or there is none.
         """

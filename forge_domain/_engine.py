@@ -25,12 +25,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Literal, Protocol, runtime_checkable
 
-from forge_domain.agent import Agent
-from forge_domain.compact import Compact
-from forge_domain.context import Context
-from forge_domain.json import JsonObject
-from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
-from forge_domain.usage import TokenCount, Usage
+from forge_domain._agent import Agent
+from forge_domain._compact import Compact
+from forge_domain._context import Context
+from forge_domain._json import JsonObject
+from forge_domain._result import BudgetStatus, CompactionOutcome, CompactionResult
+from forge_domain._usage import TokenCount, Usage
 
 CompactionMode = Literal["automatic", "forced", "manual"]
 """Why a compaction runs, and so how much it should do.

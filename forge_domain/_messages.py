@@ -16,11 +16,11 @@ from typing import Annotated, Literal, NamedTuple, Self, TypeAlias, cast
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_core import from_json
 
-from forge_domain.errors import InvalidArguments
-from forge_domain.json import JsonObject, JsonValue
-from forge_domain.token_estimates import CHARS_PER_TOKEN as CHARS_PER_TOKEN
-from forge_domain.token_estimates import image_tokens, opaque_chars, reasoning_text
-from forge_domain.usage import Usage
+from forge_domain._errors import InvalidArguments
+from forge_domain._json import JsonObject, JsonValue
+from forge_domain._token_estimates import CHARS_PER_TOKEN as CHARS_PER_TOKEN
+from forge_domain._token_estimates import image_tokens, opaque_chars, reasoning_text
+from forge_domain._usage import Usage
 
 
 class Role(StrEnum):

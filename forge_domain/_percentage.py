@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
-from forge_domain.errors import InvalidConfig
+from forge_domain._errors import InvalidConfig
 
 
 def format_float(value: float) -> str:

@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from forge_domain.context import Context
-from forge_domain.usage import Usage
+from forge_domain._context import Context
+from forge_domain._usage import Usage
 
 BudgetStatus = Literal["not_set", "met", "exhausted"]
 """``max_tokens`` outcome: not configured, honoured, or nothing compactable was left."""

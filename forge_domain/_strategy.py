@@ -21,9 +21,9 @@ from typing import Literal, assert_never
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
-from forge_domain.context import Context
-from forge_domain.errors import InvalidConfig
-from forge_domain.messages import ContextMessage, Role
+from forge_domain._context import Context
+from forge_domain._errors import InvalidConfig
+from forge_domain._messages import ContextMessage, Role
 
 
 class Evict(BaseModel):

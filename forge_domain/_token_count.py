@@ -5,7 +5,7 @@ The domain does no I/O, so it never loads a tokenizer: the application passes a
 chars/4 rule every message already knows (``approx_tokens``). Text, tool names and
 arguments, tool outputs and readable reasoning go through the counter; images,
 encrypted reasoning and parts kept whole use the estimates of
-:mod:`forge_domain.token_estimates` either way. A usage report the provider made
+:mod:`forge_domain._token_estimates` either way. A usage report the provider made
 still anchors the count, exactly as in :meth:`Context.token_count`.
 
 :class:`TokenMeter` is what the triggers and metrics use: it counts each message once
@@ -18,12 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final, Literal, TypeAlias
 
-from forge_domain.context import Context
-from forge_domain.messages import ContextMessage
-from forge_domain.token_estimates import (
-    CHARS_PER_TOKEN,
-)
-from forge_domain.usage import TokenCount
+from forge_domain._context import Context
+from forge_domain._messages import ContextMessage
+from forge_domain._token_estimates import CHARS_PER_TOKEN
+from forge_domain._usage import TokenCount
 
 __all__ = [
     "CHARS_METER",
@@ -43,7 +41,7 @@ families (``auto``), tiktoken always, or chars/4; the application loads the toke
 
 def message_tokens(message: ContextMessage, count_text: TextCounter | None) -> int:
     """Tokens of one message: ``count_text`` over its texts, the estimates for the rest
-    (:meth:`~forge_domain.messages.TextMessage.token_pieces`).
+    (:meth:`~forge_domain._messages.TextMessage.token_pieces`).
 
     With ``count_text`` None this is the message's ``approx_tokens`` (chars/4).
     """

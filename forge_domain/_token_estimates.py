@@ -1,7 +1,7 @@
 """Token estimates of the parts a tokenizer cannot read: images, opaque reasoning, attachments.
 
 Text is counted by characters (:data:`CHARS_PER_TOKEN`) or by a tokenizer the
-application injects (:mod:`forge_domain.token_count`). The other parts of a message
+application injects (:mod:`forge_domain._token_count`). The other parts of a message
 are estimated here, the same way whichever text count is used:
 
 * an image: :data:`IMAGE_TOKENS`, or :data:`LOW_DETAIL_IMAGE_TOKENS` when it asks for
@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 from typing import Final
 
-from forge_domain.json import JsonObject
+from forge_domain._json import JsonObject
 
 __all__ = ["IMAGE_TOKENS", "LOW_DETAIL_IMAGE_TOKENS"]  # the helpers serve messages and token_count
 

@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from typing import Literal, Protocol, TypeAlias
 
-from forge_domain.usage import Usage
+from forge_domain._usage import Usage
 
 __all__ = [
     "CompactionTrace",

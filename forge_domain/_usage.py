@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from forge_domain.json import JsonObject
+from forge_domain._json import JsonObject
 
 __all__ = ["TokenCount", "Usage"]  # the plausibility rule is for Context, not the package API
 

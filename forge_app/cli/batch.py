@@ -37,8 +37,7 @@ from forge_app.errors import (
 from forge_app.files._atomic import check_writable, ensure_not_an_input
 from forge_app.files._tokenizer import TokenizerLoader
 from forge_app.files._transcripts import FileFormat, read_transcript, write_transcript
-from forge_domain import Agent, CompactionMode
-from forge_domain.token_count import TokenizerChoice
+from forge_domain import Agent, CompactionMode, TokenizerChoice
 
 METRICS_FILE = "metrics.jsonl"
 """Name of the per-file metrics written into the output directory."""

@@ -12,8 +12,7 @@ from forge_app.errors import InvalidAgentFile
 from forge_app.files._agents import DeprecatedAgentSyntax, default_agent, load_agent
 from forge_app.files._tokenizer import TokenizerLoader
 from forge_app.files._transcripts import FileFormat
-from forge_domain import Agent, CompactionMode
-from forge_domain.token_count import TokenizerChoice
+from forge_domain import Agent, CompactionMode, TokenizerChoice
 
 AgentPath = Annotated[
     Path | None,

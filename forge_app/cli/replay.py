@@ -35,8 +35,7 @@ from forge_app.files._transcripts import (
     write_text_atomic,
     write_transcript,
 )
-from forge_domain import Agent, CompactionResult, TokenCount
-from forge_domain.token_count import TokenMeter
+from forge_domain import Agent, CompactionResult, TokenCount, TokenMeter
 
 if TYPE_CHECKING:  # the runtime, the store and the charts load when a command uses them
     from forge_app.cli._chart_axes import Sample

@@ -11,9 +11,8 @@ from forge_app.cli.console import counted, err, out
 from forge_app.cli.options import FormatName, Session
 from forge_app.files._tokenizer import TokenizerChoice, load_tokenizer
 from forge_app.files._transcripts import read_transcript
-from forge_domain.formats import find_format_violations
-from forge_domain.token_count import context_tokens
-from forge_domain.validation import find_violations
+from forge_domain import context_tokens
+from forge_domain.formats import find_format_violations, find_violations
 
 
 def validate_command(

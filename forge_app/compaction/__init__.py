@@ -16,7 +16,7 @@ from forge_app.compaction._registry import (
 )
 from forge_app.compaction._tiers import TieredEngine
 from forge_app.compaction.llm import LLMEngine
-from forge_domain.engine import close_engine
+from forge_domain import close_engine
 
 __all__ = [
     "ENTRY_POINT_GROUP",

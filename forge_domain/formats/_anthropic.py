@@ -17,7 +17,7 @@ Adjacent turns of one role are not merged: the API combines them itself
 single turn"), and keeping them apart keeps every message boundary.
 
 What Anthropic cannot say of a message from another format is carried under
-``_forge`` (:mod:`forge_domain._format_carry`); the layout of a native turn that the
+``_forge`` (:mod:`forge_domain.formats._carry`); the layout of a native turn that the
 internal model has no field for (block order, a string content, a turn of its own)
 is kept in ``extra["_anthropic"]`` and honoured while it still fits the message.
 So ``messages_to_anthropic(messages_from_anthropic(x)) == x`` and the reverse.
@@ -29,8 +29,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import cast
 
-from forge_domain._anthropic_blocks import REASONING_TYPES, write_call, write_part, write_usage
-from forge_domain._anthropic_read import (
+from forge_domain._errors import InvalidTranscript
+from forge_domain._json import JsonObject, JsonValue, json_type_name
+from forge_domain._messages import Content, ContextMessage, Role, TextMessage, ToolResult
+from forge_domain.formats._anthropic_blocks import (
+    REASONING_TYPES,
+    write_call,
+    write_part,
+    write_usage,
+)
+from forge_domain.formats._anthropic_read import (
     LAYOUT_KEY,
     LAYOUT_ONLY,
     flagged,
@@ -38,10 +46,7 @@ from forge_domain._anthropic_read import (
     read_system,
     read_turn,
 )
-from forge_domain._format_carry import add_carry, carried_fields, carry_calls, with_extra
-from forge_domain.errors import InvalidTranscript
-from forge_domain.json import JsonObject, JsonValue, json_type_name
-from forge_domain.messages import Content, ContextMessage, Role, TextMessage, ToolResult
+from forge_domain.formats._carry import add_carry, carried_fields, carry_calls, with_extra
 
 __all__ = ["messages_from_anthropic", "messages_to_anthropic"]
 

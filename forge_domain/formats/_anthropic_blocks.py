@@ -1,6 +1,6 @@
 """Anthropic content blocks to internal parts, calls and usage, and back.
 
-Helpers of :mod:`forge_domain.anthropic_format`: one block at a time, each error
+Helpers of :mod:`forge_domain.formats._anthropic`: one block at a time, each error
 naming the turn index and the block's field.
 """
 
@@ -10,11 +10,13 @@ import json
 import re
 from typing import Final
 
-from forge_domain._format_carry import shown, with_extra
-from forge_domain.errors import InvalidMessage
-from forge_domain.json import JsonObject, JsonValue, json_type_name
-from forge_domain.messages import ContentPart, ImagePart, OtherPart, TextPart, ToolCall
-from forge_domain.usage import Usage
+from forge_domain._errors import InvalidMessage
+from forge_domain._json import JsonObject, JsonValue, json_type_name
+from forge_domain._messages import ContentPart, ImagePart, OtherPart, TextPart, ToolCall
+from forge_domain._usage import Usage
+from forge_domain.formats._carry import shown, with_extra
+
+__all__: list[str] = []  # internal: block readers and writers of the Anthropic codec
 
 REASONING_TYPES: Final = frozenset({"thinking", "redacted_thinking"})
 """Assistant blocks kept whole in ``reasoning_details``."""

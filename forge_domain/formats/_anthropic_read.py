@@ -1,4 +1,4 @@
-"""Reading Anthropic turns into internal messages (:mod:`forge_domain.anthropic_format`).
+"""Reading Anthropic turns into internal messages (:mod:`forge_domain.formats._anthropic`).
 
 A native turn's layout that the internal model has no field for is kept in
 ``extra[LAYOUT_KEY]``: ``order`` (block order when not reasoning, content, calls; or
@@ -12,11 +12,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from forge_domain._anthropic_blocks import REASONING_TYPES, fail, read_call, read_part
-from forge_domain._format_carry import bare_result, bare_text, restore_fields, shown, split_carry
-from forge_domain.errors import InvalidMessage
-from forge_domain.json import JsonObject, JsonValue, json_type_name
-from forge_domain.messages import (
+from forge_domain._errors import InvalidMessage
+from forge_domain._json import JsonObject, JsonValue, json_type_name
+from forge_domain._messages import (
     Content,
     ContentPart,
     ContextMessage,
@@ -25,7 +23,11 @@ from forge_domain.messages import (
     TextPart,
     ToolResult,
 )
-from forge_domain.openai_format import read_usage
+from forge_domain.formats._anthropic_blocks import REASONING_TYPES, fail, read_call, read_part
+from forge_domain.formats._carry import bare_result, bare_text, restore_fields, shown, split_carry
+from forge_domain.formats._openai import read_usage
+
+__all__: list[str] = []  # internal: turn and system reading of the Anthropic codec
 
 LAYOUT_KEY: Final = "_anthropic"
 """``extra`` key holding a native turn's layout (``order``, ``string``, ``own_turn`` …)."""

@@ -18,10 +18,12 @@ from typing import TypeVar, cast
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from forge_domain.errors import InvalidMessage
-from forge_domain.json import JsonObject, JsonValue
-from forge_domain.messages import Content, ContentPart, Role, TextMessage, ToolResult
-from forge_domain.usage import Usage
+from forge_domain._errors import InvalidMessage
+from forge_domain._json import JsonObject, JsonValue
+from forge_domain._messages import Content, ContentPart, Role, TextMessage, ToolResult
+from forge_domain._usage import Usage
+
+__all__: list[str] = []  # internal: the carry and helpers the codecs share
 
 CARRY_KEY = "_forge"
 """The reserved key holding what the format could not say (``{"message": {...}}`` …)."""

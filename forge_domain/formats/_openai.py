@@ -14,12 +14,9 @@ import math
 from collections.abc import Collection, Mapping
 from typing import Final, cast
 
-from forge_domain._format_carry import bare_result, with_extra
-from forge_domain._format_carry import shown as shown  # re-exported for the files layer
-from forge_domain._openai_plain import _plain_message
-from forge_domain.errors import InvalidMessage, InvalidTranscript
-from forge_domain.json import JsonObject, JsonValue, json_type_name
-from forge_domain.messages import (
+from forge_domain._errors import InvalidMessage, InvalidTranscript
+from forge_domain._json import JsonObject, JsonValue, json_type_name
+from forge_domain._messages import (
     ContentPart,
     ContextMessage,
     ImagePart,
@@ -30,7 +27,10 @@ from forge_domain.messages import (
     ToolCall,
     ToolResult,
 )
-from forge_domain.usage import TokenCount, Usage
+from forge_domain._usage import TokenCount, Usage
+from forge_domain.formats._carry import bare_result, with_extra
+from forge_domain.formats._carry import shown as shown  # re-exported for the files layer
+from forge_domain.formats._openai_plain import _plain_message
 
 __all__ = ["message_from_openai", "message_to_openai"]
 

@@ -1,14 +1,14 @@
 """The fast path of reading OpenAI messages: the plain shape most messages have.
 
 An optimisation kept for its measured gain (plans/008-performance.md, row 8): it builds
-what :func:`~forge_domain.openai_format.message_from_openai` builds for a plain message,
+what :func:`~forge_domain.formats._openai.message_from_openai` builds for a plain message,
 and returns None for any other, which the general reader then reads.
 ``tests/domain/test_openai_format_plain.py`` checks that both readers agree.
 """
 
 from __future__ import annotations
 
-from forge_domain.messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
+from forge_domain._messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
 
 __all__: list[str] = []  # internal: _plain_message, for openai_format.messages_from_openai
 

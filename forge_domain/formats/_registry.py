@@ -20,15 +20,17 @@ responses  Responses ``input`` items                    the call/result and syst
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final, Literal, TypeAlias, get_args
+from typing import TYPE_CHECKING, Final, Literal, TypeAlias, get_args
 
-from forge_domain.anthropic_format import messages_from_anthropic, messages_to_anthropic
-from forge_domain.context import Context
-from forge_domain.json import JsonObject, JsonValue
-from forge_domain.messages import ContextMessage
-from forge_domain.openai_format import message_to_openai, messages_from_openai
-from forge_domain.responses_format import messages_from_responses, messages_to_responses
-from forge_domain.validation import Violation, find_violations
+from forge_domain._json import JsonObject, JsonValue
+from forge_domain._messages import ContextMessage
+from forge_domain.formats._anthropic import messages_from_anthropic, messages_to_anthropic
+from forge_domain.formats._openai import message_to_openai, messages_from_openai
+from forge_domain.formats._responses import messages_from_responses, messages_to_responses
+from forge_domain.formats._validation import Violation, find_violations
+
+if TYPE_CHECKING:  # only annotations: the core imports this package (Context.from_openai)
+    from forge_domain._context import Context
 
 __all__ = [
     "FORMATS",

@@ -19,7 +19,7 @@ The items map onto the one internal model:
 
 Keys the model does not know (``id``, ``status``, ``type: message`` …) are kept in
 ``extra``; what the format cannot hold of a message converted from another format
-is carried under ``_forge`` (:mod:`forge_domain._format_carry`), so
+is carried under ``_forge`` (:mod:`forge_domain.formats._carry`), so
 ``messages_to_responses(messages_from_responses(x)) == x`` and the reverse.
 Malformed input raises :class:`InvalidMessage` naming ``input[index]`` and the field.
 """
@@ -28,20 +28,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from forge_domain._format_carry import add_carry, carried_fields, carry_calls, with_extra
-from forge_domain._responses_read import (
-    CALL_TYPES,
-    ITEM_MARK,
-    OUTPUTS,
-    WHERE,
-    Stage,
-    continues,
-    item_stage,
-    read_items,
-)
-from forge_domain.errors import InvalidMessage, InvalidTranscript
-from forge_domain.json import JsonObject, JsonValue, json_type_name
-from forge_domain.messages import (
+from forge_domain._errors import InvalidMessage, InvalidTranscript
+from forge_domain._json import JsonObject, JsonValue, json_type_name
+from forge_domain._messages import (
     Content,
     ContentPart,
     ContextMessage,
@@ -51,6 +40,17 @@ from forge_domain.messages import (
     TextMessage,
     TextPart,
     ToolResult,
+)
+from forge_domain.formats._carry import add_carry, carried_fields, carry_calls, with_extra
+from forge_domain.formats._responses_read import (
+    CALL_TYPES,
+    ITEM_MARK,
+    OUTPUTS,
+    WHERE,
+    Stage,
+    continues,
+    item_stage,
+    read_items,
 )
 
 __all__ = ["messages_from_responses", "messages_to_responses"]

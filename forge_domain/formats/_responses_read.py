@@ -10,17 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from forge_domain._format_carry import (
-    CARRY_KEY,
-    bare_result,
-    bare_text,
-    restore_fields,
-    shown,
-    split_carry,
-)
-from forge_domain.errors import InvalidMessage
-from forge_domain.json import JsonObject, JsonValue, json_type_name
-from forge_domain.messages import (
+from forge_domain._errors import InvalidMessage
+from forge_domain._json import JsonObject, JsonValue, json_type_name
+from forge_domain._messages import (
     Content,
     ContentPart,
     ContextMessage,
@@ -32,7 +24,17 @@ from forge_domain.messages import (
     ToolCall,
     ToolResult,
 )
-from forge_domain.openai_format import TEXT_ROLES
+from forge_domain.formats._carry import (
+    CARRY_KEY,
+    bare_result,
+    bare_text,
+    restore_fields,
+    shown,
+    split_carry,
+)
+from forge_domain.formats._openai import TEXT_ROLES
+
+__all__: list[str] = []  # internal: item reading of the Responses codec
 
 WHERE: Final = "input"
 ITEM_MARK: Final = "_responses"

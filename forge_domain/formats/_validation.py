@@ -18,15 +18,17 @@ parts but a summary's text).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from forge_domain._anthropic_read import LAYOUT_KEY
-from forge_domain._format_carry import shown
-from forge_domain.context import Context
-from forge_domain.errors import InvalidTranscript
-from forge_domain.messages import ContentPart, ImagePart, Role, TextMessage, TextPart, ToolResult
+from forge_domain._errors import InvalidTranscript
+from forge_domain._messages import ContentPart, ImagePart, Role, TextMessage, TextPart, ToolResult
+from forge_domain.formats._anthropic_read import LAYOUT_KEY
+from forge_domain.formats._carry import shown
+
+if TYPE_CHECKING:  # only annotations: the core imports this package (Context.from_openai)
+    from forge_domain._context import Context
 
 Dialect = Literal["openai", "anthropic", "responses", "shared"]
 """Which provider's rules to check; ``shared``: the rules every format has (calls and

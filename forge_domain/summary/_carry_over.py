@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from forge_domain.messages import ContextMessage, Role, TextMessage
-from forge_domain.usage import Usage
+from forge_domain._messages import ContextMessage, Role, TextMessage
+from forge_domain._usage import Usage
 
 __all__ = [
     "accumulated_usage",

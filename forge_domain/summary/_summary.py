@@ -9,10 +9,10 @@ builds its ``ContextSummary`` (forge-spec §9):
   block, so an assistant's calls and later assistant messages stay together;
 * a call succeeded when its result is not an error (the catalog may also read the
   failure from the output text of agents that report exit codes in it,
-  :mod:`forge_domain.tool_outcome`), and a failed call keeps a short excerpt of its
+  :mod:`forge_domain.tools._outcome`), and a failed call keeps a short excerpt of its
   output as evidence;
 * a text-protocol agent's action and the user message answering it are summarised as
-  a call and its result (:mod:`forge_domain.text_protocol`);
+  a call and its result (:mod:`forge_domain.tools._text_protocol`);
 * ``todo_write`` calls record what they changed in the todo list (§9.2);
 * messages holding only images (or other non-text parts) are ignored.
 
@@ -30,16 +30,10 @@ from typing import Annotated, Literal, Protocol, Self, TypeAlias, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
-from forge_domain.json import JsonObject, JsonValue
-from forge_domain.messages import (
-    ContextMessage,
-    Role,
-    TextMessage,
-    TextPart,
-    ToolCall,
-    ToolResult,
-)
-from forge_domain.summary_tools import (
+from forge_domain._json import JsonObject, JsonValue
+from forge_domain._messages import ContextMessage, Role, TextMessage, TextPart, ToolCall, ToolResult
+from forge_domain.tools._catalog import CallClassifier, ToolCatalog
+from forge_domain.tools._kinds import (
     FetchTool,
     FileReadTool,
     FileRemoveTool,
@@ -63,10 +57,9 @@ from forge_domain.summary_tools import (
     tool_from_forge,
     tool_to_forge,
 )
-from forge_domain.text_protocol import text_turns
-from forge_domain.todo import Todo, apply_todos
-from forge_domain.tool_catalog import CallClassifier, ToolCatalog
-from forge_domain.tool_outcome import merged_evidence
+from forge_domain.tools._outcome import merged_evidence
+from forge_domain.tools._text_protocol import text_turns
+from forge_domain.tools._todo import Todo, apply_todos
 
 __all__ = [
     "ContextSummary",
@@ -95,7 +88,7 @@ __all__ = [
     "ToolKind",
     "UndoTool",
 ]
-"""The tool kinds are defined in :mod:`forge_domain.summary_tools` and re-exported here."""
+"""The tool kinds are defined in :mod:`forge_domain.tools._kinds` and re-exported here."""
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 EARLIER_ACTION = "(answer to the action above)"
@@ -235,7 +228,7 @@ class ContextSummary(BaseModel):
         """Summarise ``messages`` (forge-spec §9); ``catalog`` classifies the tool calls.
 
         A text-protocol agent's action and the user message answering it
-        (:func:`~forge_domain.text_protocol.text_turns`) are summarised like a call and
+        (:func:`~forge_domain.tools._text_protocol.text_turns`) are summarised like a call and
         its result: the action leaves the assistant's text and becomes its call items, the
         observation is their output. An observation stays a user text too only when nothing
         but its place marks it as one and it shows no outcome (a person's reply to an

@@ -1,7 +1,7 @@
 """Which tool does what: the catalog that turns tool calls into summary items.
 
 The built-in catalog knows the tools of forge, Claude Code, Codex, OpenHands,
-SWE-agent / mini-swe-agent and Hermes (see :mod:`forge_domain.tool_defaults`).
+SWE-agent / mini-swe-agent and Hermes (see :mod:`forge_domain.tools._defaults`).
 Names are matched trimmed and case-insensitively, as forge does.
 
 Departures from forge, on purpose:
@@ -13,10 +13,10 @@ Departures from forge, on purpose:
 * one call can yield several items: a Codex/Hermes patch touching three files gives
   three file items;
 * a call whose result is not flagged as an error may still count as failed when its
-  output says so (:mod:`forge_domain.tool_outcome`), because OpenAI-format transcripts
+  output says so (:mod:`forge_domain.tools._outcome`), because OpenAI-format transcripts
   have no error flag;
 * a shell command that writes files (``sed -i``, ``cat > f``, ``mv`` …) also yields
-  a file item per path it writes or removes (:mod:`forge_domain.shell_edits`).
+  a file item per path it writes or removes (:mod:`forge_domain.tools._shell_edits`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from forge_domain._tool_items import (
+from forge_domain._errors import InvalidToolSpec
+from forge_domain._json import JsonValue
+from forge_domain._messages import ToolCall, ToolResult
+from forge_domain.tools._defaults import DEFAULT_TOOLS
+from forge_domain.tools._items import (
     _arguments,
     _Build,
     _builder,
@@ -37,20 +41,16 @@ from forge_domain._tool_items import (
     _todos,
     argument_excerpt,
 )
-from forge_domain.errors import InvalidToolSpec
-from forge_domain.json import JsonValue
-from forge_domain.messages import ToolCall, ToolResult
-from forge_domain.summary_tools import McpTool, SummaryTool
-from forge_domain.todo import Todo
-from forge_domain.tool_defaults import DEFAULT_TOOLS
-from forge_domain.tool_outcome import (
+from forge_domain.tools._kinds import McpTool, SummaryTool
+from forge_domain.tools._outcome import (
     Outcome,
     failure_evidence,
     output_outcome,
     output_reports_failure,
     shows_traceback,
 )
-from forge_domain.tool_spec import ToolSpec
+from forge_domain.tools._spec import ToolSpec
+from forge_domain.tools._todo import Todo
 
 __all__ = [
     "CallClassifier",
@@ -58,7 +58,7 @@ __all__ = [
     "is_mcp_name",
     "output_reports_failure",
 ]
-"""``output_reports_failure`` lives in :mod:`forge_domain.tool_outcome`; importable here too."""
+"""``output_reports_failure`` lives in :mod:`forge_domain.tools._outcome`; importable here too."""
 
 _MCP_NAME = re.compile(r"^mcp[_\-]", re.IGNORECASE)
 FailureInference = Literal["output", "none"]

@@ -7,7 +7,7 @@ first whose required arguments are present (and whose ``when`` holds) wins.
 
 from __future__ import annotations
 
-from forge_domain.json import JsonObject, JsonValue
+from forge_domain._json import JsonObject, JsonValue
 
 _FILE: list[JsonValue] = ["file_path", "path"]
 _SWE_AGENT_FILE = r"\[File: (.+?) \(\d+ lines total\)\]"

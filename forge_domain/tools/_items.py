@@ -1,6 +1,6 @@
 """How one call's arguments become summary items, per kind of tool spec.
 
-:class:`~forge_domain.tool_catalog.CallClassifier` picks the spec of a call; the builder
+:class:`~forge_domain.tools._catalog.CallClassifier` picks the spec of a call; the builder
 :func:`_builder` chose for that spec once reads the call's arguments (a path, a value,
 a command line and the files it writes, a V4A patch, queries, a todo list) and makes the
 items, or none when the arguments do not fit.
@@ -14,11 +14,10 @@ import shlex
 from collections.abc import Callable, Sequence
 from typing import assert_never, cast
 
-from forge_domain.errors import InvalidArguments
-from forge_domain.json import JsonObject, JsonValue
-from forge_domain.messages import ToolCall
-from forge_domain.shell_edits import shell_file_changes
-from forge_domain.summary_tools import (
+from forge_domain._errors import InvalidArguments
+from forge_domain._json import JsonObject, JsonValue
+from forge_domain._messages import ToolCall
+from forge_domain.tools._kinds import (
     FileRemoveTool,
     FileUpdateTool,
     GenericTool,
@@ -29,8 +28,9 @@ from forge_domain.summary_tools import (
     TodoWriteTool,
     ToolKindDefinition,
 )
-from forge_domain.todo import TODO_STATUSES, Todo, todo_changes
-from forge_domain.tool_spec import ToolSpec
+from forge_domain.tools._shell_edits import shell_file_changes
+from forge_domain.tools._spec import ToolSpec
+from forge_domain.tools._todo import TODO_STATUSES, Todo, todo_changes
 
 __all__: list[str] = []  # internal: the builders and argument readers of tool_catalog
 

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from forge_domain.json import JsonObject, JsonValue
-from forge_domain.todo import TodoChange
+from forge_domain._json import JsonObject, JsonValue
+from forge_domain.tools._todo import TodoChange
 
 __all__ = [
     "FILE_CHANGING_KINDS",

@@ -26,7 +26,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from forge_domain.summary_tools import FileRemoveTool, FileUpdateTool
+from forge_domain.tools._kinds import FileRemoveTool, FileUpdateTool
 
 __all__ = ["UNKNOWN_PATH", "shell_file_changes"]
 

@@ -19,9 +19,9 @@ from typing import Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from forge_domain.errors import InvalidToolSpec
-from forge_domain.json import JsonObject, JsonValue
-from forge_domain.summary_tools import TOOL_KINDS, ToolKind, ToolKindDefinition
+from forge_domain._errors import InvalidToolSpec
+from forge_domain._json import JsonObject, JsonValue
+from forge_domain.tools._kinds import TOOL_KINDS, ToolKind, ToolKindDefinition
 
 ARG_KEYS = (
     "arg",

@@ -29,8 +29,8 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from forge_domain.messages import ContextMessage, Role, TextMessage, ToolCall
-from forge_domain.tool_defaults import TEXT_PROTOCOL_COMMANDS
+from forge_domain._messages import ContextMessage, Role, TextMessage, ToolCall
+from forge_domain.tools._defaults import TEXT_PROTOCOL_COMMANDS
 
 __all__ = [
     "OBSERVATION_STARTS",
