@@ -32,13 +32,8 @@ from forge_domain._agent import (
     PluginSelection,
     Telemetry,
 )
-from forge_domain._compact import (
-    Compact,
-    Percentage,
-)
-from forge_domain._context import (
-    Context,
-)
+from forge_domain._compact import Compact, Percentage
+from forge_domain._context import Context
 from forge_domain._engine import (
     BaseContextEngine,
     CompactionMode,
@@ -56,10 +51,7 @@ from forge_domain._errors import (
     InvalidToolSpec,
     InvalidTranscript,
 )
-from forge_domain._json import (
-    JsonObject,
-    JsonValue,
-)
+from forge_domain._json import JsonObject, JsonValue
 from forge_domain._messages import (
     Content,
     ContentPart,
@@ -74,15 +66,8 @@ from forge_domain._messages import (
     ToolResult,
     content_text,
 )
-from forge_domain._percentage import (
-    format_float,
-    validate_percentage,
-)
-from forge_domain._result import (
-    BudgetStatus,
-    CompactionOutcome,
-    CompactionResult,
-)
+from forge_domain._percentage import format_float, validate_percentage
+from forge_domain._result import BudgetStatus, CompactionOutcome, CompactionResult
 from forge_domain._strategy import (
     CompactionStrategy,
     Evict,
@@ -99,10 +84,7 @@ from forge_domain._token_count import (
     context_tokens,
     message_tokens,
 )
-from forge_domain._token_estimates import (
-    IMAGE_TOKENS,
-    LOW_DETAIL_IMAGE_TOKENS,
-)
+from forge_domain._token_estimates import IMAGE_TOKENS, LOW_DETAIL_IMAGE_TOKENS
 from forge_domain._trace import (
     CompactionTrace,
     SummaryCall,
@@ -113,10 +95,7 @@ from forge_domain._trace import (
     observe_summary_call,
     tracing,
 )
-from forge_domain._usage import (
-    TokenCount,
-    Usage,
-)
+from forge_domain._usage import TokenCount, Usage
 
 __all__ = [
     "CHARS_METER",

@@ -18,14 +18,8 @@ model of :mod:`forge_domain` (never ``forge_domain.tools`` or ``forge_domain.sum
 an import-linter contract checks it).
 """
 
-from forge_domain.formats._anthropic import (
-    messages_from_anthropic,
-    messages_to_anthropic,
-)
-from forge_domain.formats._openai import (
-    message_from_openai,
-    message_to_openai,
-)
+from forge_domain.formats._anthropic import messages_from_anthropic, messages_to_anthropic
+from forge_domain.formats._openai import message_from_openai, message_to_openai
 from forge_domain.formats._registry import (
     FORMATS,
     Format,
@@ -35,10 +29,7 @@ from forge_domain.formats._registry import (
     messages_key,
     messages_to_format,
 )
-from forge_domain.formats._responses import (
-    messages_from_responses,
-    messages_to_responses,
-)
+from forge_domain.formats._responses import messages_from_responses, messages_to_responses
 from forge_domain.formats._validation import (
     Dialect,
     Violation,

@@ -10,10 +10,7 @@
 The modules are private; import from this package.
 """
 
-from forge_domain.summary._carry_over import (
-    accumulated_usage,
-    carry_reasoning,
-)
+from forge_domain.summary._carry_over import accumulated_usage, carry_reasoning
 from forge_domain.summary._summary import (
     ContextSummary,
     FetchTool,

@@ -14,11 +14,7 @@ model of :mod:`forge_domain` (never ``forge_domain.formats`` or
 ``forge_domain.summary``: an import-linter contract checks it).
 """
 
-from forge_domain.tools._catalog import (
-    CallClassifier,
-    ToolCatalog,
-    is_mcp_name,
-)
+from forge_domain.tools._catalog import CallClassifier, ToolCatalog, is_mcp_name
 from forge_domain.tools._kinds import (
     FILE_CHANGING_KINDS,
     TOOL_KIND_TABLE,
@@ -61,13 +57,8 @@ from forge_domain.tools._outcome import (
     pruned_output,
     shows_traceback,
 )
-from forge_domain.tools._shell_edits import (
-    UNKNOWN_PATH,
-    shell_file_changes,
-)
-from forge_domain.tools._spec import (
-    ToolSpec,
-)
+from forge_domain.tools._shell_edits import UNKNOWN_PATH, shell_file_changes
+from forge_domain.tools._spec import ToolSpec
 from forge_domain.tools._text_protocol import (
     OBSERVATION_STARTS,
     AnsweredAction,
@@ -77,11 +68,7 @@ from forge_domain.tools._text_protocol import (
     text_action,
     text_turns,
 )
-from forge_domain.tools._todo import (
-    Todo,
-    TodoChange,
-    TodoStatus,
-)
+from forge_domain.tools._todo import Todo, TodoChange, TodoStatus
 
 __all__ = [
     "EARLIER_EVIDENCE",
