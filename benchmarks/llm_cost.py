@@ -51,8 +51,7 @@ import anyio
 
 from forge_app import Replay, configure_logging, default_agent, read_transcript
 from forge_app.compaction import resolve_engine
-from forge_domain import Agent, Compact, Context
-from forge_domain.engine import ContextEngine
+from forge_domain import Agent, Compact, Context, ContextEngine
 
 WINDOW = 16_000
 _SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "sessions"

@@ -31,9 +31,8 @@ from forge_app.summary._budget import drop_oldest_narration, limit_texts
 from forge_app.summary._fit_summary import fit_summary
 from forge_app.summary.transformers._keep_last_operation import aggregate_operations
 from forge_domain import Compact, Context, ContextMessage, Role, TextMessage
-from forge_domain.carry import accumulated_usage, carry_reasoning
-from forge_domain.summary import ContextSummary
-from forge_domain.validation import ensure_valid
+from forge_domain.formats import ensure_valid
+from forge_domain.summary import ContextSummary, accumulated_usage, carry_reasoning
 
 T = TypeVar("T")
 

@@ -21,8 +21,7 @@ from pathlib import Path
 from benchmarks.generator import generate_session
 from benchmarks.run import machine
 from forge_app.files import load_tokenizer
-from forge_domain import Compact, Context
-from forge_domain.token_count import CHARS_METER, TokenMeter
+from forge_domain import CHARS_METER, Compact, Context, TokenMeter
 
 BASE_SIZE = 100
 MAX_GROWTH = 3.0

@@ -1,29 +1,46 @@
 """forge_domain: pure models and algorithms of context compaction (no I/O).
 
+The core model is this package; its parts are packages of their own::
+
+    forge_domain           messages, Context, Compact (triggers), strategies, results,
+                           the engine protocol, Agent, usage and token counts, the
+                           trace seam, errors
+    forge_domain.formats   the wire codecs (OpenAI chat, Anthropic Messages, OpenAI
+                           Responses), what a format cannot hold, provider validity
+    forge_domain.tools     what a tool call did: kinds, catalog, specs, outcomes,
+                           shell edits, text-protocol actions, todos
+    forge_domain.summary   the structured summary of a span, and what it carries over
+    forge_domain.testing   pattern() helpers for tests
+
+``formats`` and ``tools`` import only the message model, never each other;
+``summary`` sits above ``tools`` (import-linter contracts in ``pyproject.toml``).
+Modules starting with ``_`` are private: import from the packages.
+
+The names this package exported before its parts were packages (issue 26) still
+resolve here (``from forge_domain import ToolCatalog``), from the part that holds
+them; new code imports them from that part.
+
 Every exported name is imported from its module the first time it is read (PEP 562,
-``__getattr__`` below), so ``import forge_domain.messages`` or a command line that needs a
-few models does not build every pydantic model of the package (plans/008-performance.md,
-round 6b). A new export goes in the ``TYPE_CHECKING`` imports, ``_HOMES`` and ``__all__``.
-"""
+``forge_domain._lazy``), so importing the package builds none of its models
+(plans/008-performance.md, round 6b)."""
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
 
+from forge_domain._lazy import LazyExports
+
 if TYPE_CHECKING:  # the names load on first use (__getattr__)
-    from forge_domain.agent import (
+    from forge_domain._agent import (
         DEFAULT_CONTEXT_WINDOW,
         DEFAULT_THRESHOLD_PERCENTAGE,
         Agent,
         PluginSelection,
         Telemetry,
     )
-    from forge_domain.anthropic_format import messages_from_anthropic, messages_to_anthropic
-    from forge_domain.carry import accumulated_usage, carry_reasoning
-    from forge_domain.compact import Compact, Percentage
-    from forge_domain.context import Context
-    from forge_domain.engine import (
+    from forge_domain._compact import Compact, Percentage
+    from forge_domain._context import Context
+    from forge_domain._engine import (
         BaseContextEngine,
         CompactionMode,
         ContextEngine,
@@ -31,7 +48,7 @@ if TYPE_CHECKING:  # the names load on first use (__getattr__)
         close_engine,
         compaction_outcome,
     )
-    from forge_domain.errors import (
+    from forge_domain._errors import (
         ForgeDomainError,
         InvalidArguments,
         InvalidConfig,
@@ -40,17 +57,8 @@ if TYPE_CHECKING:  # the names load on first use (__getattr__)
         InvalidToolSpec,
         InvalidTranscript,
     )
-    from forge_domain.formats import (
-        FORMATS,
-        Format,
-        detect_format,
-        find_format_violations,
-        messages_from_format,
-        messages_key,
-        messages_to_format,
-    )
-    from forge_domain.json import JsonObject, JsonValue
-    from forge_domain.messages import (
+    from forge_domain._json import JsonObject, JsonValue
+    from forge_domain._messages import (
         Content,
         ContentPart,
         ContextMessage,
@@ -64,12 +72,9 @@ if TYPE_CHECKING:  # the names load on first use (__getattr__)
         ToolResult,
         content_text,
     )
-    from forge_domain.openai_format import message_from_openai, message_to_openai
-    from forge_domain.percentage import format_float, validate_percentage
-    from forge_domain.responses_format import messages_from_responses, messages_to_responses
-    from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
-    from forge_domain.shell_edits import UNKNOWN_PATH, shell_file_changes
-    from forge_domain.strategy import (
+    from forge_domain._percentage import format_float, validate_percentage
+    from forge_domain._result import BudgetStatus, CompactionOutcome, CompactionResult
+    from forge_domain._strategy import (
         CompactionStrategy,
         Evict,
         Max,
@@ -77,51 +82,7 @@ if TYPE_CHECKING:  # the names load on first use (__getattr__)
         Retain,
         find_sequence_preserving_last_n,
     )
-    from forge_domain.summary import (
-        ContextSummary,
-        SummaryBlock,
-        SummaryItem,
-        TextItem,
-        ToolCallItem,
-    )
-    from forge_domain.summary_tools import (
-        FILE_CHANGING_KINDS,
-        TOOL_KIND_TABLE,
-        TOOL_KINDS,
-        FetchTool,
-        FileReadTool,
-        FileRemoveTool,
-        FileTool,
-        FileUpdateTool,
-        FollowupTool,
-        GenericTool,
-        McpTool,
-        PlanTool,
-        SearchTool,
-        SemanticQuery,
-        SemSearchTool,
-        ShellTool,
-        SkillTool,
-        SummaryTool,
-        TaskTool,
-        TodoReadTool,
-        TodoWriteTool,
-        ToolKind,
-        ToolKindDefinition,
-        ToolReading,
-        UndoTool,
-    )
-    from forge_domain.text_protocol import (
-        OBSERVATION_STARTS,
-        AnsweredAction,
-        TextAction,
-        TextTurns,
-        looks_like_observation,
-        text_action,
-        text_turns,
-    )
-    from forge_domain.todo import Todo, TodoChange, TodoStatus
-    from forge_domain.token_count import (
+    from forge_domain._token_count import (
         CHARS_METER,
         TextCounter,
         TokenizerChoice,
@@ -129,25 +90,8 @@ if TYPE_CHECKING:  # the names load on first use (__getattr__)
         context_tokens,
         message_tokens,
     )
-    from forge_domain.token_estimates import IMAGE_TOKENS, LOW_DETAIL_IMAGE_TOKENS
-    from forge_domain.tool_catalog import CallClassifier, ToolCatalog, is_mcp_name
-    from forge_domain.tool_outcome import (
-        EARLIER_EVIDENCE,
-        EVIDENCE_CHARS,
-        EVIDENCE_RUNS,
-        EVIDENCE_SEPARATOR,
-        PRUNED_MARKER,
-        Outcome,
-        evidence_runs,
-        failure_evidence,
-        merged_evidence,
-        output_outcome,
-        output_reports_failure,
-        pruned_output,
-        shows_traceback,
-    )
-    from forge_domain.tool_spec import ToolSpec
-    from forge_domain.trace import (
+    from forge_domain._token_estimates import IMAGE_TOKENS, LOW_DETAIL_IMAGE_TOKENS
+    from forge_domain._trace import (
         CompactionTrace,
         SummaryCall,
         current_trace,
@@ -157,231 +101,18 @@ if TYPE_CHECKING:  # the names load on first use (__getattr__)
         observe_summary_call,
         tracing,
     )
-    from forge_domain.usage import TokenCount, Usage
-    from forge_domain.validation import Dialect, Violation, ensure_valid, find_violations, is_valid
+    from forge_domain._usage import TokenCount, Usage
 
-_HOMES: dict[str, tuple[str, ...]] = {
-    "forge_domain.agent": (
-        "DEFAULT_CONTEXT_WINDOW",
-        "DEFAULT_THRESHOLD_PERCENTAGE",
-        "Agent",
-        "PluginSelection",
-        "Telemetry",
-    ),
-    "forge_domain.anthropic_format": (
-        "messages_from_anthropic",
-        "messages_to_anthropic",
-    ),
-    "forge_domain.carry": (
-        "accumulated_usage",
-        "carry_reasoning",
-    ),
-    "forge_domain.compact": (
-        "Compact",
-        "Percentage",
-    ),
-    "forge_domain.context": ("Context",),
-    "forge_domain.engine": (
-        "BaseContextEngine",
-        "CompactionMode",
-        "ContextEngine",
-        "DelegatingEngine",
-        "close_engine",
-        "compaction_outcome",
-    ),
-    "forge_domain.errors": (
-        "ForgeDomainError",
-        "InvalidArguments",
-        "InvalidConfig",
-        "InvalidMessage",
-        "InvalidPattern",
-        "InvalidToolSpec",
-        "InvalidTranscript",
-    ),
-    "forge_domain.formats": (
-        "FORMATS",
-        "Format",
-        "detect_format",
-        "find_format_violations",
-        "messages_from_format",
-        "messages_key",
-        "messages_to_format",
-    ),
-    "forge_domain.json": (
-        "JsonObject",
-        "JsonValue",
-    ),
-    "forge_domain.messages": (
-        "Content",
-        "ContentPart",
-        "ContextMessage",
-        "ImagePart",
-        "OtherPart",
-        "Role",
-        "TextMessage",
-        "TextPart",
-        "TokenPieces",
-        "ToolCall",
-        "ToolResult",
-        "content_text",
-    ),
-    "forge_domain.openai_format": (
-        "message_from_openai",
-        "message_to_openai",
-    ),
-    "forge_domain.percentage": (
-        "format_float",
-        "validate_percentage",
-    ),
-    "forge_domain.responses_format": (
-        "messages_from_responses",
-        "messages_to_responses",
-    ),
-    "forge_domain.result": (
-        "BudgetStatus",
-        "CompactionOutcome",
-        "CompactionResult",
-    ),
-    "forge_domain.shell_edits": (
-        "UNKNOWN_PATH",
-        "shell_file_changes",
-    ),
-    "forge_domain.strategy": (
-        "CompactionStrategy",
-        "Evict",
-        "Max",
-        "Min",
-        "Retain",
-        "find_sequence_preserving_last_n",
-    ),
-    "forge_domain.summary": (
-        "ContextSummary",
-        "SummaryBlock",
-        "SummaryItem",
-        "TextItem",
-        "ToolCallItem",
-    ),
-    "forge_domain.summary_tools": (
-        "FILE_CHANGING_KINDS",
-        "TOOL_KIND_TABLE",
-        "TOOL_KINDS",
-        "FetchTool",
-        "FileReadTool",
-        "FileRemoveTool",
-        "FileTool",
-        "FileUpdateTool",
-        "FollowupTool",
-        "GenericTool",
-        "McpTool",
-        "PlanTool",
-        "SearchTool",
-        "SemanticQuery",
-        "SemSearchTool",
-        "ShellTool",
-        "SkillTool",
-        "SummaryTool",
-        "TaskTool",
-        "TodoReadTool",
-        "TodoWriteTool",
-        "ToolKind",
-        "ToolKindDefinition",
-        "ToolReading",
-        "UndoTool",
-    ),
-    "forge_domain.text_protocol": (
-        "OBSERVATION_STARTS",
-        "AnsweredAction",
-        "TextAction",
-        "TextTurns",
-        "looks_like_observation",
-        "text_action",
-        "text_turns",
-    ),
-    "forge_domain.todo": (
-        "Todo",
-        "TodoChange",
-        "TodoStatus",
-    ),
-    "forge_domain.token_count": (
-        "CHARS_METER",
-        "TextCounter",
-        "TokenizerChoice",
-        "TokenMeter",
-        "context_tokens",
-        "message_tokens",
-    ),
-    "forge_domain.token_estimates": (
-        "IMAGE_TOKENS",
-        "LOW_DETAIL_IMAGE_TOKENS",
-    ),
-    "forge_domain.tool_catalog": (
-        "CallClassifier",
-        "ToolCatalog",
-        "is_mcp_name",
-    ),
-    "forge_domain.tool_outcome": (
-        "EARLIER_EVIDENCE",
-        "EVIDENCE_CHARS",
-        "EVIDENCE_RUNS",
-        "EVIDENCE_SEPARATOR",
-        "PRUNED_MARKER",
-        "Outcome",
-        "evidence_runs",
-        "failure_evidence",
-        "merged_evidence",
-        "output_outcome",
-        "output_reports_failure",
-        "pruned_output",
-        "shows_traceback",
-    ),
-    "forge_domain.tool_spec": ("ToolSpec",),
-    "forge_domain.trace": (
-        "CompactionTrace",
-        "SummaryCall",
-        "current_trace",
-        "note_archived",
-        "note_event",
-        "note_tier",
-        "observe_summary_call",
-        "tracing",
-    ),
-    "forge_domain.usage": (
-        "TokenCount",
-        "Usage",
-    ),
-    "forge_domain.validation": (
-        "Dialect",
-        "Violation",
-        "ensure_valid",
-        "find_violations",
-        "is_valid",
-    ),
-}
-"""Which module defines each exported name."""
-_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "CHARS_METER",
     "DEFAULT_CONTEXT_WINDOW",
     "DEFAULT_THRESHOLD_PERCENTAGE",
-    "EARLIER_EVIDENCE",
-    "EVIDENCE_CHARS",
-    "EVIDENCE_RUNS",
-    "EVIDENCE_SEPARATOR",
-    "FILE_CHANGING_KINDS",
-    "FORMATS",
     "IMAGE_TOKENS",
     "LOW_DETAIL_IMAGE_TOKENS",
-    "OBSERVATION_STARTS",
-    "PRUNED_MARKER",
-    "TOOL_KINDS",
-    "TOOL_KIND_TABLE",
-    "UNKNOWN_PATH",
     "Agent",
-    "AnsweredAction",
     "BaseContextEngine",
     "BudgetStatus",
-    "CallClassifier",
     "Compact",
     "CompactionMode",
     "CompactionOutcome",
@@ -393,19 +124,9 @@ __all__ = [
     "Context",
     "ContextEngine",
     "ContextMessage",
-    "ContextSummary",
     "DelegatingEngine",
-    "Dialect",
     "Evict",
-    "FetchTool",
-    "FileReadTool",
-    "FileRemoveTool",
-    "FileTool",
-    "FileUpdateTool",
-    "FollowupTool",
     "ForgeDomainError",
-    "Format",
-    "GenericTool",
     "ImagePart",
     "InvalidArguments",
     "InvalidConfig",
@@ -416,105 +137,211 @@ __all__ = [
     "JsonObject",
     "JsonValue",
     "Max",
-    "McpTool",
     "Min",
     "OtherPart",
-    "Outcome",
     "Percentage",
-    "PlanTool",
     "PluginSelection",
     "Retain",
     "Role",
-    "SearchTool",
-    "SemSearchTool",
-    "SemanticQuery",
-    "ShellTool",
-    "SkillTool",
-    "SummaryBlock",
     "SummaryCall",
-    "SummaryItem",
-    "SummaryTool",
-    "TaskTool",
     "Telemetry",
-    "TextAction",
     "TextCounter",
-    "TextItem",
     "TextMessage",
     "TextPart",
-    "TextTurns",
-    "Todo",
-    "TodoChange",
-    "TodoReadTool",
-    "TodoStatus",
-    "TodoWriteTool",
     "TokenCount",
     "TokenMeter",
     "TokenPieces",
     "TokenizerChoice",
     "ToolCall",
-    "ToolCallItem",
-    "ToolCatalog",
-    "ToolKind",
-    "ToolKindDefinition",
-    "ToolReading",
     "ToolResult",
-    "ToolSpec",
-    "UndoTool",
     "Usage",
-    "Violation",
-    "accumulated_usage",
-    "carry_reasoning",
     "close_engine",
     "compaction_outcome",
     "content_text",
     "context_tokens",
     "current_trace",
-    "detect_format",
-    "ensure_valid",
-    "evidence_runs",
-    "failure_evidence",
-    "find_format_violations",
     "find_sequence_preserving_last_n",
-    "find_violations",
     "format_float",
-    "is_mcp_name",
-    "is_valid",
-    "looks_like_observation",
-    "merged_evidence",
-    "message_from_openai",
-    "message_to_openai",
     "message_tokens",
-    "messages_from_anthropic",
-    "messages_from_format",
-    "messages_from_responses",
-    "messages_key",
-    "messages_to_anthropic",
-    "messages_to_format",
-    "messages_to_responses",
     "note_archived",
     "note_event",
     "note_tier",
     "observe_summary_call",
-    "output_outcome",
-    "output_reports_failure",
-    "pruned_output",
-    "shell_file_changes",
-    "shows_traceback",
-    "text_action",
-    "text_turns",
     "tracing",
     "validate_percentage",
 ]
 
+_MOVED: dict[str, tuple[str, ...]] = {
+    "forge_domain.formats": (
+        "Dialect",
+        "FORMATS",
+        "Format",
+        "Violation",
+        "detect_format",
+        "ensure_valid",
+        "find_format_violations",
+        "find_violations",
+        "is_valid",
+        "message_from_openai",
+        "message_to_openai",
+        "messages_from_anthropic",
+        "messages_from_format",
+        "messages_from_responses",
+        "messages_key",
+        "messages_to_anthropic",
+        "messages_to_format",
+        "messages_to_responses",
+    ),
+    "forge_domain.summary": (
+        "ContextSummary",
+        "SummaryBlock",
+        "SummaryItem",
+        "TextItem",
+        "ToolCallItem",
+        "accumulated_usage",
+        "carry_reasoning",
+    ),
+    "forge_domain.tools": (
+        "AnsweredAction",
+        "CallClassifier",
+        "EARLIER_EVIDENCE",
+        "EVIDENCE_CHARS",
+        "EVIDENCE_RUNS",
+        "EVIDENCE_SEPARATOR",
+        "FILE_CHANGING_KINDS",
+        "FetchTool",
+        "FileReadTool",
+        "FileRemoveTool",
+        "FileTool",
+        "FileUpdateTool",
+        "FollowupTool",
+        "GenericTool",
+        "McpTool",
+        "OBSERVATION_STARTS",
+        "Outcome",
+        "PRUNED_MARKER",
+        "PlanTool",
+        "SearchTool",
+        "SemSearchTool",
+        "SemanticQuery",
+        "ShellTool",
+        "SkillTool",
+        "SummaryTool",
+        "TOOL_KINDS",
+        "TOOL_KIND_TABLE",
+        "TaskTool",
+        "TextAction",
+        "TextTurns",
+        "Todo",
+        "TodoChange",
+        "TodoReadTool",
+        "TodoStatus",
+        "TodoWriteTool",
+        "ToolCatalog",
+        "ToolKind",
+        "ToolKindDefinition",
+        "ToolReading",
+        "ToolSpec",
+        "UNKNOWN_PATH",
+        "UndoTool",
+        "evidence_runs",
+        "failure_evidence",
+        "is_mcp_name",
+        "looks_like_observation",
+        "merged_evidence",
+        "output_outcome",
+        "output_reports_failure",
+        "pruned_output",
+        "shell_file_changes",
+        "shows_traceback",
+        "text_action",
+        "text_turns",
+    ),
+}
+"""Names ``forge_domain`` exported before issue 26, by the part that exports them now."""
+
+_EXPORTS = LazyExports(
+    "forge_domain",
+    {
+        "forge_domain._agent": (
+            "DEFAULT_CONTEXT_WINDOW",
+            "DEFAULT_THRESHOLD_PERCENTAGE",
+            "Agent",
+            "PluginSelection",
+            "Telemetry",
+        ),
+        "forge_domain._choices": ("CompactionMode", "TokenizerChoice"),
+        "forge_domain._compact": ("Compact", "Percentage"),
+        "forge_domain._context": ("Context",),
+        "forge_domain._engine": (
+            "BaseContextEngine",
+            "ContextEngine",
+            "DelegatingEngine",
+            "close_engine",
+            "compaction_outcome",
+        ),
+        "forge_domain._errors": (
+            "ForgeDomainError",
+            "InvalidArguments",
+            "InvalidConfig",
+            "InvalidMessage",
+            "InvalidPattern",
+            "InvalidToolSpec",
+            "InvalidTranscript",
+        ),
+        "forge_domain._json": ("JsonObject", "JsonValue"),
+        "forge_domain._messages": (
+            "Content",
+            "ContentPart",
+            "ContextMessage",
+            "ImagePart",
+            "OtherPart",
+            "Role",
+            "TextMessage",
+            "TextPart",
+            "TokenPieces",
+            "ToolCall",
+            "ToolResult",
+            "content_text",
+        ),
+        "forge_domain._percentage": ("format_float", "validate_percentage"),
+        "forge_domain._result": ("BudgetStatus", "CompactionOutcome", "CompactionResult"),
+        "forge_domain._strategy": (
+            "CompactionStrategy",
+            "Evict",
+            "Max",
+            "Min",
+            "Retain",
+            "find_sequence_preserving_last_n",
+        ),
+        "forge_domain._token_count": (
+            "CHARS_METER",
+            "TextCounter",
+            "TokenMeter",
+            "context_tokens",
+            "message_tokens",
+        ),
+        "forge_domain._token_estimates": ("IMAGE_TOKENS", "LOW_DETAIL_IMAGE_TOKENS"),
+        "forge_domain._trace": (
+            "CompactionTrace",
+            "SummaryCall",
+            "current_trace",
+            "note_archived",
+            "note_event",
+            "note_tier",
+            "observe_summary_call",
+            "tracing",
+        ),
+        "forge_domain._usage": ("TokenCount", "Usage"),
+        **_MOVED,
+    },
+)
+"""Which module defines each exported name, and the part that exports each moved one."""
+
 
 def __getattr__(name: str) -> object:
-    """Import an exported name from its module on first use, and keep it here."""
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'forge_domain' has no attribute {name!r}")
-    value: object = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    """Import an exported name from its module the first time it is read (PEP 562)."""
+    return _EXPORTS.load(globals(), name)
 
 
 def __dir__() -> list[str]:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections import deque
 
-from forge_domain.context import Context
-from forge_domain.errors import InvalidPattern
-from forge_domain.messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
+from forge_domain._context import Context
+from forge_domain._errors import InvalidPattern
+from forge_domain._messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
 
 _ARGUMENTS = '{"path":"/test/path"}'
 _OUTPUT = '{"content":"File content"}'

@@ -1,8 +1,8 @@
 """Each package's ``__all__`` is sorted, importable and complete (httpx's check, stricter).
 
-Packages: ``forge_domain`` (flat, public modules) and ``forge_app`` with its layer
-packages (``summary``, ``compaction``, ``runtime``, ``files``), whose implementation
-modules are private (``_frame.py``).
+Packages: ``forge_domain`` (the core model) with its parts (``formats``, ``tools``,
+``summary``) and ``forge_app`` with its layer packages (``summary``, ``compaction``,
+``runtime``, ``files`` ...), whose implementation modules are private (``_frame.py``).
 
 The rule for "complete": every module's public surface is re-exported by the package
 that holds it. A module's public surface is its own ``__all__`` when it declares one
@@ -20,6 +20,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import re
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -33,6 +35,10 @@ SEPARATE_NAMESPACES = frozenset(
 )
 CURATED_API_LIMIT = 45
 """Most names ``forge_app`` may export at its top level."""
+TOP_LEVEL_LIMIT = 120
+"""Most names ``forge_domain`` and ``forge_app`` may export at their top levels together."""
+CORE_PACKAGE = "forge_domain"
+"""A root whose private modules are its implementation (the core model), not helpers."""
 
 
 def _in_separate_namespace(name: str) -> bool:
@@ -109,10 +115,10 @@ def _module_params() -> list[object]:
             if (
                 hasattr(module, "__path__")
                 or holder == "forge_app"
-                or (private and holder in ROOTS)
+                or (private and holder in ROOTS and holder != CORE_PACKAGE)
             ):
                 # Packages are checked above; forge_app.errors is its own namespace; a private
-                # module of a root is an internal helper.
+                # module of forge_app is an internal helper (forge_domain's hold the core model).
                 continue
             params.append(pytest.param(module.__name__, id=module.__name__))
     return params
@@ -136,3 +142,48 @@ def test_forge_app_top_level_is_a_small_curated_subset_of_its_layers():
             layers |= set(importlib.import_module(name).__all__)
     actual = (len(top) <= CURATED_API_LIMIT, sorted(set(top) - layers))
     assert actual == (True, [])
+
+
+def test_both_top_levels_together_export_at_most_the_limit():
+    sizes = [len(importlib.import_module(root).__all__) for root in ROOTS]
+    assert sum(sizes) <= TOP_LEVEL_LIMIT, sizes
+
+
+def _documented_domain_names() -> set[str]:
+    """Names the README, plans, examples and templates import or name from ``forge_domain``."""
+    root = Path(__file__).resolve().parents[1]
+    files = [root / "README.md", *root.glob("plans/*.md"), *root.glob("templates/*")]
+    files += root.glob("examples/**/*.py")
+    names: set[str] = set()
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        for block in re.findall(r"from forge_domain import \(([^)]*)\)", text):
+            names |= set(re.findall(r"\b(\w+)\b", block))
+        for line in re.findall(r"from forge_domain import ([\w, ]+)", text):
+            names |= {name.strip() for name in line.split(",") if name.strip()}
+        names |= set(re.findall(r"\bforge_domain\.([A-Za-z]\w*)\b(?!\.)", text))
+    return names - {"formats", "tools", "summary", "testing"}
+
+
+def test_documented_names_still_import_from_forge_domain():
+    import forge_domain
+
+    names = _documented_domain_names()
+    missing = sorted(name for name in names if not hasattr(forge_domain, name))
+    assert (missing, len(names) > 15) == ([], True)
+
+
+@pytest.mark.parametrize(
+    "part", ["forge_domain.formats", "forge_domain.tools", "forge_domain.summary"]
+)
+def test_names_forge_domain_exported_before_its_parts_resolve_to_the_parts_objects(part):
+    import forge_domain
+
+    package = importlib.import_module(part)
+    moved = set(forge_domain._MOVED[part])
+    actual = (
+        sorted(moved - set(package.__all__)),
+        sorted(moved & set(forge_domain.__all__)),
+        [n for n in sorted(moved) if getattr(forge_domain, n) is not getattr(package, n)],
+    )
+    assert actual == ([], [], [])

@@ -25,7 +25,7 @@ from forge_app.files import default_agent, read_transcript
 from forge_app.runtime import RetryPolicy, _hookspecs
 from forge_app.runtime.plugins._compaction import RETRY_GROWTH, RETRY_TURNS
 from forge_domain import Agent, Compact
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_violations
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -5,11 +5,11 @@
 wherever the SDK takes a session (``Runner.run(agent, input, session=...)``).
 It stores Responses input items, in memory or in another session it wraps
 (``SQLiteSession`` …). After each ``add_items`` it reads the items as one
-context (:func:`forge_domain.responses_format.messages_from_responses`: a
+context (:func:`forge_domain.formats._responses.messages_from_responses`: a
 reasoning item, an assistant message and its function calls are one message;
 a function call output is a tool result), lets the agent's engine compact it
 when a trigger fires, and writes the items back
-(:func:`~forge_domain.responses_format.messages_to_responses`). The conversion
+(:func:`~forge_domain.formats._responses.messages_to_responses`). The conversion
 is lossless, so every item the compaction did not touch is written back
 exactly as it was; the summary is one user message item. A call whose output
 has not been added yet is kept out of the compaction and stays last.
@@ -27,12 +27,8 @@ from typing import TYPE_CHECKING, cast
 from anyio import to_thread
 
 from forge_app.adapters._compaction import AsyncClosing, HistoryCompactor
-from forge_domain.agent import Agent
-from forge_domain.compact import Compact
-from forge_domain.context import Context
-from forge_domain.engine import ContextEngine
-from forge_domain.responses_format import messages_from_responses, messages_to_responses
-from forge_domain.result import CompactionResult
+from forge_domain import Agent, Compact, CompactionResult, Context, ContextEngine
+from forge_domain.formats import messages_from_responses, messages_to_responses
 
 if TYPE_CHECKING:
     from agents.items import TResponseInputItem

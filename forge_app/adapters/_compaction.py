@@ -41,14 +41,20 @@ from forge_app.compaction._compactor import SUMMARY_TEXT_LIMIT
 from forge_app.runtime._telemetry import observed_compaction
 from forge_app.runtime.plugins._compaction import RETRY_GROWTH
 from forge_app.summary import read_frame
-from forge_domain.agent import Agent
-from forge_domain.compact import Compact
-from forge_domain.context import Context
-from forge_domain.engine import CompactionMode, ContextEngine
-from forge_domain.json import JsonObject
-from forge_domain.messages import ContextMessage, Role, TextMessage
-from forge_domain.result import CompactionOutcome, CompactionResult
-from forge_domain.validation import find_violations
+from forge_domain import (
+    Agent,
+    Compact,
+    CompactionMode,
+    CompactionOutcome,
+    CompactionResult,
+    Context,
+    ContextEngine,
+    ContextMessage,
+    JsonObject,
+    Role,
+    TextMessage,
+)
+from forge_domain.formats import find_violations
 
 __all__ = ["HistoryCompactor"]  # adapter_agent: for the adapters only
 

@@ -29,9 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from forge_domain.context import Context
-from forge_domain.messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
-from forge_domain.usage import Usage
+from forge_domain import Context, ContextMessage, Role, TextMessage, ToolCall, ToolResult, Usage
 
 T = TypeVar("T")
 

@@ -72,13 +72,18 @@ from forge_app.adapters._langchain_sizes import (
     trigger_clauses,
 )
 from forge_app.errors import UnsupportedHistory
-from forge_domain.agent import Agent
-from forge_domain.compact import Compact
-from forge_domain.context import Context
-from forge_domain.engine import ContextEngine
-from forge_domain.messages import ContextMessage, Role, ToolCall, ToolResult
-from forge_domain.result import CompactionResult
-from forge_domain.usage import Usage
+from forge_domain import (
+    Agent,
+    Compact,
+    CompactionResult,
+    Context,
+    ContextEngine,
+    ContextMessage,
+    Role,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
 
 __all__ = ["ForgeCompactionMiddleware"]
 

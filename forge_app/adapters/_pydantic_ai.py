@@ -70,12 +70,18 @@ from forge_app.adapters._convert import (
     user_prompt,
 )
 from forge_app.errors import UnsupportedHistory
-from forge_domain.agent import Agent
-from forge_domain.compact import Compact
-from forge_domain.context import Context
-from forge_domain.engine import ContextEngine
-from forge_domain.messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
-from forge_domain.result import CompactionResult
+from forge_domain import (
+    Agent,
+    Compact,
+    CompactionResult,
+    Context,
+    ContextEngine,
+    ContextMessage,
+    Role,
+    TextMessage,
+    ToolCall,
+    ToolResult,
+)
 
 if TYPE_CHECKING:
     from pydantic_ai.capabilities import ProcessHistory

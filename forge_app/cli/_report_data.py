@@ -31,9 +31,16 @@ from forge_app.files._transcripts import Transcript
 from forge_app.runtime import Conversation, ReplayTurn, hookimpl
 from forge_app.store import SessionStore
 from forge_app.summary import redact
-from forge_domain import Agent, CompactionResult, Context, ContextMessage, TextMessage, ToolResult
-from forge_domain.agent import DEFAULT_CONTEXT_WINDOW
-from forge_domain.token_count import TokenMeter
+from forge_domain import (
+    DEFAULT_CONTEXT_WINDOW,
+    Agent,
+    CompactionResult,
+    Context,
+    ContextMessage,
+    TextMessage,
+    TokenMeter,
+    ToolResult,
+)
 
 __all__ = ["ArchivedOriginal", "CompactionView", "ReportData", "SpanMessage", "collect"]
 

@@ -19,7 +19,7 @@ import typer
 from forge_app.cli import batch, compact, demo, eval, history, replay, report_page, run, validate
 from forge_app.cli.console import PARSER_ERROR, fail, parser_error_line
 from forge_app.errors import BAD_INPUT, ForgeAppError
-from forge_domain.errors import ForgeDomainError
+from forge_domain import ForgeDomainError
 
 app = typer.Typer(
     name="forge-compact",

@@ -31,12 +31,12 @@ from forge_app.errors import (
 )
 from forge_app.files._atomic import check_writable, ensure_not_an_input
 from forge_app.files._file_format import FileFormat
-from forge_domain.choices import CompactionMode, TokenizerChoice
+from forge_domain import CompactionMode, TokenizerChoice
 
 if TYPE_CHECKING:  # imported by the functions that use them: start-up time
     from forge_app.cli.compacting import CompactionMetrics
     from forge_app.files._tokenizer import TokenizerLoader
-    from forge_domain.agent import Agent
+    from forge_domain import Agent
 
 _HEAVY = ("forge_app.cli.compacting", "forge_app.files._transcripts", "forge_app.compaction")
 """What a worker needs to compact, imported once by the fork server (see :func:`_run`)."""

@@ -17,16 +17,17 @@ from pydantic import BaseModel, ConfigDict
 from forge_app.errors import NotATranscript
 from forge_app.files._transcripts import Transcript
 from forge_domain import (
+    CHARS_METER,
     Agent,
     BudgetStatus,
     CompactionMode,
     CompactionOutcome,
     Context,
     ContextEngine,
+    TokenMeter,
     compaction_outcome,
 )
 from forge_domain.formats import find_format_violations
-from forge_domain.token_count import CHARS_METER, TokenMeter
 
 if TYPE_CHECKING:
     from forge_app.store import ConversationRecorder

@@ -18,7 +18,7 @@ from forge_app.files._atomic import check_outputs, write_bytes_atomic, write_tex
 
 if TYPE_CHECKING:  # imported by the functions that use them: start-up time
     from forge_app.files._transcripts import Transcript
-    from forge_domain.agent import Agent
+    from forge_domain import Agent
 
 DEMO_DIR = "demo"
 SESSION = "session.json"

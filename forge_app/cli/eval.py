@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the evaluation layer loads when `eval` runs (start-up time)
     from forge_app.evaluation import SessionEval
     from forge_app.files._file_format import FileFormat
     from forge_app.files._tokenizer import TokenizerLoader
-    from forge_domain.agent import Agent
+    from forge_domain import Agent
 
 DEFAULT_WINDOWS = "8000,16000,32000"
 KINDS = ("task", "asks", "modified_paths", "failures", "last_error")

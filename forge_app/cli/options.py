@@ -10,11 +10,11 @@ import typer
 
 from forge_app.errors import InvalidAgentFile
 from forge_app.files._file_format import FileFormat
-from forge_domain.choices import CompactionMode, TokenizerChoice
+from forge_domain import CompactionMode, TokenizerChoice
 
 if TYPE_CHECKING:  # imported by the functions that use them: --help builds no model
     from forge_app.files._tokenizer import TokenizerLoader
-    from forge_domain.agent import Agent
+    from forge_domain import Agent
 
 AgentPath = Annotated[
     Path | None,

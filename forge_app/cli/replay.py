@@ -31,8 +31,7 @@ if TYPE_CHECKING:  # the runtime, the store and the charts load when a command u
     from forge_app.runtime._dispatch import NamedPlugin
     from forge_app.runtime._replay import Replay, ReplayTurn
     from forge_app.store import SessionStore
-    from forge_domain import Agent, CompactionResult, TokenCount
-    from forge_domain.token_count import TokenMeter
+    from forge_domain import Agent, CompactionResult, TokenCount, TokenMeter
 
 BAR_WIDTH = 20
 

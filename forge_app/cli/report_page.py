@@ -23,8 +23,7 @@ from forge_app.cli.options import (
 if TYPE_CHECKING:
     from forge_app.cli._report_data import ReportData
     from forge_app.files._transcripts import Transcript
-    from forge_domain import Agent
-    from forge_domain.token_count import TokenMeter
+    from forge_domain import Agent, TokenMeter
 
 REPORT_NAME = "report.html"
 """The page's file name where a directory is written (``demo -o DIR``)."""

@@ -26,7 +26,7 @@ from forge_app.runtime._defaults import TURN_DEADLINE
 if TYPE_CHECKING:  # the agent loop is imported when the command runs (start-up time)
     from forge_app.runtime._conversation import Conversation
     from forge_app.runtime._orchestrator import Orchestrator
-    from forge_domain.agent import Agent
+    from forge_domain import Agent
 
 API_KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
@@ -54,7 +54,7 @@ def check_endpoint(agent: Agent, environ: Mapping[str, str]) -> None:
 
 def final_answer(conversation: Conversation) -> str:
     """The text of the last assistant message (empty when there is none)."""
-    from forge_domain.messages import Role  # imported when used: start-up time
+    from forge_domain import Role  # imported when used: start-up time
 
     for message in reversed(conversation.context.messages):
         if message.has_role(Role.ASSISTANT):

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from forge_app.cli.console import counted, err, out
 from forge_app.cli.options import FormatName, Session
-from forge_domain.choices import TokenizerChoice
+from forge_domain import TokenizerChoice
 
 
 def validate_command(
@@ -38,9 +38,8 @@ def validate_command(
     """
     from forge_app.files._tokenizer import load_tokenizer  # imported when used: start-up time
     from forge_app.files._transcripts import read_transcript
-    from forge_domain.formats import find_format_violations
-    from forge_domain.token_count import context_tokens
-    from forge_domain.validation import find_violations
+    from forge_domain import context_tokens
+    from forge_domain.formats import find_format_violations, find_violations
 
     transcript = read_transcript(session, fmt)
     context = transcript.context

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the names load on first use: see forge_app/_lazy.py
     )
     from forge_app.compaction._tiers import TieredEngine
     from forge_app.compaction.llm import LLMEngine
-    from forge_domain.engine import close_engine
+    from forge_domain import close_engine
 
 _EXPORTS = LazyExports(
     __name__,
@@ -35,7 +35,7 @@ _EXPORTS = LazyExports(
         "._registry": ["ENTRY_POINT_GROUP", "available_engines", "compress_with", "resolve_engine"],
         "._tiers": ["TieredEngine"],
         ".llm": ["LLMEngine"],
-        "forge_domain.engine": ["close_engine"],
+        "forge_domain._engine": ["close_engine"],
     },
 )
 

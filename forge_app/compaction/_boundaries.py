@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from forge_domain.messages import ContextMessage, Role, TextMessage, ToolResult
+from forge_domain import ContextMessage, Role, TextMessage, ToolResult
 
 __all__: list[str] = []  # internal: used by the engines, not part of the API
 

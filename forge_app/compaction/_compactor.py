@@ -38,16 +38,23 @@ from forge_app.summary._fit_summary import fit_summary
 from forge_app.summary._frame import SummaryFrame, is_summary_text
 from forge_app.summary.transformers import SummaryTransformer, redaction_memo
 from forge_app.summary.transformers._keep_last_operation import aggregate_operations
-from forge_domain.carry import accumulated_usage, carry_reasoning
-from forge_domain.compact import SUMMARY_FLOOR, Compact
-from forge_domain.context import Context
-from forge_domain.errors import ForgeDomainError
-from forge_domain.messages import CHARS_PER_TOKEN, ContextMessage, Role, TextMessage
-from forge_domain.result import BudgetStatus, CompactionOutcome, CompactionResult
-from forge_domain.strategy import CompactionStrategy
-from forge_domain.summary import ContextSummary
-from forge_domain.tool_catalog import ToolCatalog
-from forge_domain.validation import ensure_valid, find_violations
+from forge_domain import (
+    BudgetStatus,
+    Compact,
+    CompactionOutcome,
+    CompactionResult,
+    CompactionStrategy,
+    Context,
+    ContextMessage,
+    ForgeDomainError,
+    Role,
+    TextMessage,
+)
+from forge_domain._compact import SUMMARY_FLOOR
+from forge_domain._messages import CHARS_PER_TOKEN
+from forge_domain.formats import ensure_valid, find_violations
+from forge_domain.summary import ContextSummary, accumulated_usage, carry_reasoning
+from forge_domain.tools import ToolCatalog
 
 __all__ = ["Compactor", "is_summary_message"]  # ensure_valid_output: internal, for the engines
 

@@ -30,8 +30,8 @@ from typing import Literal
 from forge_app.compaction._boundaries import task_index
 from forge_app.compaction._compactor import is_summary_message
 from forge_app.compaction._messages import with_content
-from forge_domain.context import Context
-from forge_domain.messages import CHARS_PER_TOKEN, ContextMessage, Role, TextMessage, ToolResult
+from forge_domain import Context, ContextMessage, Role, TextMessage, ToolResult
+from forge_domain._messages import CHARS_PER_TOKEN
 
 __all__: list[str] = []  # internal: used by the tiers, the handler and the orchestrator
 

@@ -7,12 +7,15 @@ from typing import assert_never
 
 from forge_app.compaction._compactor import Compactor
 from forge_app.summary import SummaryFrame
-from forge_domain.agent import Agent
-from forge_domain.compact import Compact
-from forge_domain.context import Context
-from forge_domain.engine import BaseContextEngine, CompactionMode
-from forge_domain.result import CompactionOutcome
-from forge_domain.tool_catalog import ToolCatalog
+from forge_domain import (
+    Agent,
+    BaseContextEngine,
+    Compact,
+    CompactionMode,
+    CompactionOutcome,
+    Context,
+)
+from forge_domain.tools import ToolCatalog
 
 
 class FrameEngine(BaseContextEngine):

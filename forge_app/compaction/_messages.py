@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import overload
 
-from forge_domain.messages import Content, ContentPart, ContextMessage, TextMessage, ToolResult
+from forge_domain import Content, ContentPart, ContextMessage, TextMessage, ToolResult
 
 __all__: list[str] = []  # internal: used by the engines, not part of the API
 

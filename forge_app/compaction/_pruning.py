@@ -27,11 +27,14 @@ from dataclasses import dataclass
 
 from forge_app.compaction._messages import with_content
 from forge_app.summary._redaction import redact
-from forge_domain.context import Context
-from forge_domain.messages import ContextMessage, ImagePart, TextMessage, ToolCall, ToolResult
-from forge_domain.summary_tools import TOOL_KIND_TABLE, ToolKindDefinition
-from forge_domain.tool_catalog import ToolCatalog
-from forge_domain.tool_outcome import PRUNED_MARKER, pruned_output
+from forge_domain import Context, ContextMessage, ImagePart, TextMessage, ToolCall, ToolResult
+from forge_domain.tools import (
+    PRUNED_MARKER,
+    TOOL_KIND_TABLE,
+    ToolCatalog,
+    ToolKindDefinition,
+    pruned_output,
+)
 
 __all__ = ["Pruned", "prune_tool_outputs"]
 

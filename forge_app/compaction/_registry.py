@@ -31,11 +31,15 @@ from forge_app.compaction._tiers import TieredEngine
 from forge_app.compaction._triggers import BUILT_IN_ENGINES
 from forge_app.compaction.llm._engine import LLMEngine
 from forge_app.errors import EngineFailed, EngineUnavailable, ForgeAppError, UnknownEngine
-from forge_domain.agent import Agent
-from forge_domain.context import Context
-from forge_domain.engine import CompactionMode, ContextEngine, DelegatingEngine
-from forge_domain.errors import ForgeDomainError
-from forge_domain.result import CompactionOutcome
+from forge_domain import (
+    Agent,
+    CompactionMode,
+    CompactionOutcome,
+    Context,
+    ContextEngine,
+    DelegatingEngine,
+    ForgeDomainError,
+)
 
 __all__ = ["ENTRY_POINT_GROUP", "available_engines", "compress_with", "resolve_engine"]
 

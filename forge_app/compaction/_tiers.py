@@ -38,20 +38,22 @@ from forge_app.compaction._fit import cut_to_fit
 from forge_app.compaction._pruning import Pruned, prune_tool_outputs
 from forge_app.summary import SummaryFrame
 from forge_app.summary.transformers import redaction_memo
-from forge_domain.agent import Agent
-from forge_domain.context import Context
-from forge_domain.engine import (
+from forge_domain import (
+    Agent,
     BaseContextEngine,
     CompactionMode,
+    CompactionOutcome,
+    CompactionResult,
+    Context,
     ContextEngine,
+    JsonObject,
+    Usage,
     close_engine,
     compaction_outcome,
+    note_event,
+    note_tier,
 )
-from forge_domain.json import JsonObject
-from forge_domain.result import CompactionOutcome, CompactionResult
-from forge_domain.tool_catalog import ToolCatalog
-from forge_domain.trace import note_event, note_tier
-from forge_domain.usage import Usage
+from forge_domain.tools import ToolCatalog
 
 __all__ = ["TieredEngine"]
 

@@ -12,10 +12,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from forge_domain.agent import Agent
-from forge_domain.context import Context
-from forge_domain.engine import BaseContextEngine, CompactionMode
-from forge_domain.result import CompactionOutcome
+from forge_domain import Agent, BaseContextEngine, CompactionMode, CompactionOutcome, Context
 
 __all__: list[str] = []  # internal: BUILT_IN_ENGINES and BuiltInTriggers, for the registry and CLI
 

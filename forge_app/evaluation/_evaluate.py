@@ -24,9 +24,16 @@ from forge_app.evaluation._cost import prompt_cost, uncompacted_requests
 from forge_app.evaluation._facts import extract_facts
 from forge_app.evaluation._retention import retention
 from forge_app.runtime import Replay, hookimpl
-from forge_domain import Agent, CompactionResult, Context, ContextMessage, TextMessage
-from forge_domain.token_count import CHARS_METER, TokenMeter
-from forge_domain.validation import find_violations
+from forge_domain import (
+    CHARS_METER,
+    Agent,
+    CompactionResult,
+    Context,
+    ContextMessage,
+    TextMessage,
+    TokenMeter,
+)
+from forge_domain.formats import find_violations
 
 __all__ = ["SessionEval", "evaluate"]
 

@@ -20,8 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Protocol
 
+from forge_domain import CHARS_METER, TextCounter, TokenizerChoice, TokenMeter
 from forge_domain.formats import Format
-from forge_domain.token_count import CHARS_METER, TextCounter, TokenizerChoice, TokenMeter
 
 __all__ = ["Tokenizer", "TokenizerChoice", "TokenizerLoader", "load_tokenizer"]
 

@@ -50,7 +50,7 @@ from forge_domain.formats import (
     messages_key,
     messages_to_format,
 )
-from forge_domain.openai_format import messages_from_openai, plain_messages, shown
+from forge_domain.formats._openai import messages_from_openai, plain_messages, shown
 
 __all__ = [  # the atomic writes too: the CLI imports them from this module
     "FileFormat",

@@ -19,9 +19,17 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from forge_app.compaction import close_engine
-from forge_domain import Agent, Context, ContextMessage, TextMessage, TokenCount, Usage
-from forge_domain.engine import ContextEngine
-from forge_domain.token_count import CHARS_METER, TokenMeter
+from forge_domain import (
+    CHARS_METER,
+    Agent,
+    Context,
+    ContextEngine,
+    ContextMessage,
+    TextMessage,
+    TokenCount,
+    TokenMeter,
+    Usage,
+)
 
 if TYPE_CHECKING:
     from forge_app.runtime._dispatch import Hooks

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from forge_app.errors import ContextLengthExceeded, ModelCallFailed, ProviderUnavailable
 from forge_domain import Agent, Context, InvalidMessage, JsonObject, Role, TextMessage, Usage
-from forge_domain.openai_format import message_from_openai, message_to_openai
+from forge_domain.formats import message_from_openai, message_to_openai
 
 if TYPE_CHECKING:
     import openai

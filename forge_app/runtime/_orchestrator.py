@@ -75,14 +75,15 @@ from forge_app.store import (
     new_conversation_id,
 )
 from forge_domain import (
+    CHARS_METER,
     Agent,
     Context,
     ContextEngine,
     ContextMessage,
     TextMessage,
+    TokenMeter,
     ToolResult,
 )
-from forge_domain.token_count import CHARS_METER, TokenMeter
 
 EngineFactory = Callable[[Agent], ContextEngine]
 """Builds a fresh engine for one conversation (engines keep per-conversation state)."""

@@ -29,6 +29,7 @@ from forge_app.runtime._model import ModelRequest, ModelResponse
 from forge_app.runtime._orchestrator import EngineFactory, Orchestrator, default_engine
 from forge_app.store import SessionStore
 from forge_domain import (
+    CHARS_METER,
     Agent,
     CompactionResult,
     Context,
@@ -37,10 +38,10 @@ from forge_domain import (
     Role,
     TextMessage,
     TokenCount,
+    TokenMeter,
     ToolCall,
     ToolResult,
 )
-from forge_domain.token_count import CHARS_METER, TokenMeter
 
 
 class ReplayModel:

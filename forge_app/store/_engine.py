@@ -33,7 +33,7 @@ from forge_domain import (
     DelegatingEngine,
     JsonObject,
 )
-from forge_domain.messages import CHARS_PER_TOKEN
+from forge_domain._messages import CHARS_PER_TOKEN
 
 __all__: list[str] = []
 

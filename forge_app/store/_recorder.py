@@ -34,9 +34,9 @@ from forge_domain import (
     ContextMessage,
     JsonObject,
     TextPart,
-    find_violations,
     note_archived,
 )
+from forge_domain.formats import find_violations
 
 __all__: list[str] = []
 

@@ -13,7 +13,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from forge_app.errors import UnknownRef
 from forge_domain import ContextMessage, JsonObject, TextMessage, ToolResult
-from forge_domain.openai_format import message_from_openai, message_to_openai
+from forge_domain.formats import message_from_openai, message_to_openai
 
 __all__: list[str] = []
 

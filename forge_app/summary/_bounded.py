@@ -36,13 +36,20 @@ from forge_app.summary._build import REACH, with_last_error
 from forge_app.summary._fit_summary import _LINE_CHARS, _TEXT_CHARS, _chars
 from forge_app.summary._omission import omission_note
 from forge_app.summary.transformers._keep_last_operation import operation_key
-from forge_domain.messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
-from forge_domain.summary import ContextSummary, OmittedKind, SummaryBlock
-from forge_domain.summary_selection import Selection
-from forge_domain.summary_tools import FILE_CHANGING_KINDS, TOOL_KIND_TABLE, ShellTool, SummaryTool
-from forge_domain.text_protocol import text_turns
-from forge_domain.tool_catalog import CallClassifier, ToolCatalog
-from forge_domain.tool_outcome import output_shows_error
+from forge_domain import ContextMessage, Role, TextMessage, ToolCall, ToolResult
+from forge_domain.summary import ContextSummary, SummaryBlock
+from forge_domain.summary._selection import Selection
+from forge_domain.summary._summary import OmittedKind
+from forge_domain.tools import (
+    FILE_CHANGING_KINDS,
+    TOOL_KIND_TABLE,
+    CallClassifier,
+    ShellTool,
+    SummaryTool,
+    ToolCatalog,
+    text_turns,
+)
+from forge_domain.tools._outcome import output_shows_error
 
 __all__: list[str] = []  # internal: used by the compactor
 

@@ -16,9 +16,10 @@ from collections.abc import Iterator
 from typing import cast
 
 from forge_app.summary._omission import Position, without_items
-from forge_domain.messages import Role
-from forge_domain.summary import ContextSummary, OmittedKind, SummaryBlock, SummaryItem, TextItem
-from forge_domain.summary_tools import ShellTool
+from forge_domain import Role
+from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, TextItem
+from forge_domain.summary._summary import OmittedKind
+from forge_domain.tools import ShellTool
 
 __all__ = [
     "COMMAND_LIMIT",

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from forge_domain.messages import ContextMessage, ToolResult
+from forge_domain import ContextMessage, ToolResult
 from forge_domain.summary import ContextSummary, ToolCallItem
-from forge_domain.tool_catalog import ToolCatalog
-from forge_domain.tool_outcome import failure_evidence, shows_error_line
+from forge_domain.tools import ToolCatalog, failure_evidence
+from forge_domain.tools._outcome import shows_error_line
 
 __all__: list[str] = []  # internal: used by the compactor and the LLM engine
 

@@ -28,17 +28,16 @@ from forge_app.summary._budget import (
     unmarked,
 )
 from forge_app.summary._omission import Position, without_items
-from forge_domain.messages import Role
-from forge_domain.summary import (
-    ContextSummary,
-    OmittedKind,
-    SummaryBlock,
-    SummaryItem,
-    TextItem,
-    ToolCallItem,
+from forge_domain import Role
+from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, TextItem, ToolCallItem
+from forge_domain.summary._summary import OmittedKind
+from forge_domain.tools import (
+    EARLIER_EVIDENCE,
+    EVIDENCE_SEPARATOR,
+    FILE_CHANGING_KINDS,
+    ShellTool,
+    evidence_runs,
 )
-from forge_domain.summary_tools import FILE_CHANGING_KINDS, ShellTool
-from forge_domain.tool_outcome import EARLIER_EVIDENCE, EVIDENCE_SEPARATOR, evidence_runs
 
 __all__: list[str] = []  # internal: used by the compactor and the LLM engine
 

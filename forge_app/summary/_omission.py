@@ -10,15 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from forge_domain.messages import Role
-from forge_domain.summary import (
-    ContextSummary,
-    OmittedKind,
-    SummaryBlock,
-    SummaryItem,
-    TextItem,
-    ToolCallItem,
-)
+from forge_domain import Role
+from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, TextItem, ToolCallItem
+from forge_domain.summary._summary import OmittedKind
 
 __all__ = ["OMISSION_NOTE"]
 

@@ -39,16 +39,10 @@ from forge_app.summary._frame import (
     is_summary_text,
 )
 from forge_app.summary._omission import OMISSION_NOTE, omission_note
-from forge_domain.messages import Role
-from forge_domain.summary import (
-    ContextSummary,
-    OmittedKind,
-    SummaryBlock,
-    SummaryItem,
-    TextItem,
-    ToolCallItem,
-)
-from forge_domain.summary_tools import (
+from forge_domain import Role
+from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, TextItem, ToolCallItem
+from forge_domain.summary._summary import OmittedKind
+from forge_domain.tools import (
     TOOL_KIND_TABLE,
     TOOL_KINDS,
     GenericTool,
@@ -56,10 +50,11 @@ from forge_domain.summary_tools import (
     SemSearchTool,
     ShellTool,
     SummaryTool,
+    Todo,
+    TodoChange,
     TodoWriteTool,
     ToolKindDefinition,
 )
-from forge_domain.todo import Todo, TodoChange
 
 __all__ = ["EARLIER_SUMMARY_LIMIT", "EARLIER_SUMMARY_NOTE", "earlier_summary", "read_frame"]
 

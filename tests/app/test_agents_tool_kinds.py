@@ -7,7 +7,7 @@ import pytest
 from forge_app import InvalidAgentFile
 from forge_app.files import parse_agents
 from forge_domain import ToolCall
-from forge_domain.summary_tools import FileReadTool
+from forge_domain.tools import FileReadTool
 
 GOOD = """\
 agents:

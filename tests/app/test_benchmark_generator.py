@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from benchmarks.generator import MAX_OUTPUT, MIN_OUTPUT, TOOL_NAMES, generate_session
 from forge_domain import Context
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_violations
 
 
 def test_generate_session_is_deterministic_for_a_seed():

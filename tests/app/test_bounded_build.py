@@ -15,10 +15,9 @@ from forge_app.summary._build import build_summary
 from forge_app.summary._fit_summary import _candidates, _shrunk, fit_summary
 from forge_app.summary._frame import SummaryFrame
 from forge_app.summary.transformers import SummaryTransformer
-from forge_domain import ContextMessage, TextMessage, ToolCall, ToolResult
-from forge_domain.messages import Role
+from forge_domain import ContextMessage, Role, TextMessage, ToolCall, ToolResult
 from forge_domain.summary import ContextSummary, SummaryBlock, TextItem, ToolCallItem
-from forge_domain.tool_catalog import ToolCatalog
+from forge_domain.tools import ToolCatalog
 
 _FRAME = SummaryFrame()
 _CATALOG = ToolCatalog.default()

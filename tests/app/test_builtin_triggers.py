@@ -11,8 +11,7 @@ import pytest
 from forge_app.compaction._registry import BUILT_IN, resolve_engine
 from forge_app.compaction._tiers import TieredEngine
 from forge_app.compaction._triggers import BUILT_IN_ENGINES, BuiltInTriggers
-from forge_domain import Agent, Compact, Context, TextMessage
-from forge_domain.engine import BaseContextEngine
+from forge_domain import Agent, BaseContextEngine, Compact, Context, TextMessage
 
 
 def _agent(engine: str, **compact: object) -> Agent:

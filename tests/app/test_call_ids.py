@@ -14,8 +14,8 @@ from forge_app.runtime._hookspecs import hookimpl
 from forge_app.runtime._model import ModelResponse, OpenAIChatModel
 from forge_app.runtime._orchestrator import Orchestrator
 from forge_domain import Agent, Context, TextMessage, ToolCall, ToolResult
+from forge_domain.formats import find_violations
 from forge_domain.testing import pattern
-from forge_domain.validation import find_violations
 from tests.app.fake_openai_server import FakeOpenAIServer, Json, Reply
 from tests.app.test_orchestrator_openai import SMALL, TOOLS, ToolSession, assert_provider_valid
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from forge_app.files._transcripts import read_transcript
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_violations
 from tests.sessions import SESSIONS
 
 needs_sessions = pytest.mark.skipif(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from forge_app.files._transcripts import read_transcript
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_violations
 from tests.app.fake_openai_server import FakeOpenAIServer, Reply
 from tests.app.test_cli import ORPHAN, SMALL, forge, needs_sessions
 

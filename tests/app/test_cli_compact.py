@@ -11,7 +11,7 @@ from forge_app.cli.app import app, main
 from forge_app.files._agents import default_agent
 from forge_app.summary._frame import is_summary_text
 from forge_domain import Context
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_violations
 from tests.app.engine_sessions import coding_session
 from tests.app.fake_openai_server import FakeOpenAIServer, Reply
 from tests.app.test_cli import needs_sessions

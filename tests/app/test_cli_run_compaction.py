@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from forge_app.files._transcripts import read_transcript
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_violations
 from tests.app.fake_openai_server import FakeOpenAIServer, Json, Reply
 from tests.app.test_cli import forge
 

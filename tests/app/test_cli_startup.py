@@ -26,10 +26,10 @@ NEVER_AT_START = [
     "forge_app.runtime._orchestrator",
     "forge_app.store",
     "forge_app.summary",
-    "forge_domain.anthropic_format",
-    "forge_domain.responses_format",
+    "forge_domain.formats._anthropic",
+    "forge_domain.formats._responses",
     "forge_domain.summary",
-    "forge_domain.tool_catalog",
+    "forge_domain.tools._catalog",
     "httpx",
     "jinja2",
     "langchain",
@@ -48,14 +48,14 @@ NOT_FOR_HELP = [
     "forge_app.compaction",
     "forge_app.files._agents",
     "forge_app.files._transcripts",
-    "forge_domain.agent",
-    "forge_domain.messages",
+    "forge_domain._agent",
+    "forge_domain._messages",
     "pluggy",
     "tenacity",
     "yaml",
 ]
 """``--help`` builds no model: the options read ``Literal`` names from modules that import
-nothing (``forge_domain.choices``, ``files._file_format``, ``runtime._defaults``)."""
+nothing (``forge_domain._choices``, ``files._file_format``, ``runtime._defaults``)."""
 NOT_FOR_TOP_HELP = ["importlib.metadata", "pydantic"]
 """Not even pydantic for ``forge-compact --help``; a command's own ``--help`` imports it
 (typer's parameter adapters do)."""

@@ -19,7 +19,7 @@ from forge_app.files._agents import default_agent
 from forge_app.files._transcripts import parse_transcript
 from forge_domain import Context
 from forge_domain.formats import messages_to_format
-from forge_domain.openai_format import messages_from_openai
+from forge_domain.formats._openai import messages_from_openai
 from tests.app.test_cli import forge
 from tests.sessions import session_paths
 

@@ -14,7 +14,8 @@ from forge_app.compaction import _compactor
 from forge_app.compaction._compactor import Compactor
 from forge_app.summary import REDACTED, RedactSecrets
 from forge_app.summary.transformers import _redact_secrets, redaction_memo
-from forge_domain import Compact, Context, ContextSummary, Role, SummaryBlock, TextItem
+from forge_domain import Compact, Context, Role
+from forge_domain.summary import ContextSummary, SummaryBlock, TextItem
 
 SECRET_TEXT = "export TOKEN=ghx1234567890"
 

@@ -13,19 +13,17 @@ from forge_domain import (
     Compact,
     CompactionStrategy,
     Context,
-    ContextSummary,
-    FileReadTool,
     InvalidTranscript,
     Role,
     TextMessage,
     ToolCall,
-    ToolCallItem,
     ToolResult,
     Usage,
-    failure_evidence,
 )
+from forge_domain.formats import find_violations
+from forge_domain.summary import ContextSummary, ToolCallItem
 from forge_domain.testing import pattern, pattern_of
-from forge_domain.validation import find_violations
+from forge_domain.tools import FileReadTool, failure_evidence
 from tests.sessions import SESSIONS
 
 

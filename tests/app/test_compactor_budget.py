@@ -12,20 +12,9 @@ from hypothesis import strategies as st
 from benchmarks.generator import generate_session
 from forge_app.compaction._compactor import Compactor, is_summary_message
 from forge_app.summary._budget import MIN_TEXT_LIMIT
-from forge_domain import (
-    FILE_CHANGING_KINDS,
-    Compact,
-    Context,
-    ContextMessage,
-    ContextSummary,
-    FileTool,
-    FileUpdateTool,
-    Role,
-    TextItem,
-    TextMessage,
-    ToolCatalog,
-    ToolResult,
-)
+from forge_domain import Compact, Context, ContextMessage, Role, TextMessage, ToolResult
+from forge_domain.summary import ContextSummary, TextItem
+from forge_domain.tools import FILE_CHANGING_KINDS, FileTool, FileUpdateTool, ToolCatalog
 from tests.sessions import SESSIONS, session_paths
 
 THRESHOLD = 5_600

@@ -19,20 +19,9 @@ from forge_app.compaction import Compactor
 from forge_app.files import Transcript, read_transcript, write_transcript
 from forge_app.summary._frame import SUMMARY_MARKER
 from forge_app.summary._read_frame import EARLIER_SUMMARY_NOTE, read_frame
-from forge_domain import (
-    Compact,
-    Context,
-    ContextSummary,
-    Role,
-    SummaryBlock,
-    TextItem,
-    TextMessage,
-    TodoWriteTool,
-    ToolCallItem,
-    ToolResult,
-)
-from forge_domain.summary import SummaryItem
-from forge_domain.summary_tools import FILE_CHANGING_KINDS
+from forge_domain import Compact, Context, Role, TextMessage, ToolResult
+from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, TextItem, ToolCallItem
+from forge_domain.tools import FILE_CHANGING_KINDS, TodoWriteTool
 from tests.app.engine_sessions import coding_session
 from tests.app.test_cli import needs_sessions
 from tests.sessions import SESSIONS, session_paths

@@ -17,7 +17,7 @@ from forge_domain import (
     ToolCall,
     ToolResult,
 )
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_violations
 from tests.profiles import examples
 
 TOOLS = [

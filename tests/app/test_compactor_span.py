@@ -6,8 +6,7 @@ import pytest
 
 from forge_app.compaction import Compactor, is_summary_message
 from forge_app.errors import CompactionFailed
-from forge_domain import Compact, Context
-from forge_domain.messages import TextMessage, ToolCall, ToolResult
+from forge_domain import Compact, Context, TextMessage, ToolCall, ToolResult
 
 
 def test_summarise_span_replaces_the_task_and_user_messages_even_when_longer():

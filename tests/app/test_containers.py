@@ -16,9 +16,13 @@ from forge_app.compaction._compactor import Compactor
 from forge_app.errors import NotATranscript, OutputNotWritten
 from forge_app.files._containers import detect_container, read_container
 from forge_app.files._transcripts import parse_transcript, read_transcript, write_transcript
-from forge_domain import Compact, messages_from_anthropic, messages_from_responses
-from forge_domain.formats import find_format_violations
-from forge_domain.openai_format import message_to_openai
+from forge_domain import Compact
+from forge_domain.formats import (
+    find_format_violations,
+    message_to_openai,
+    messages_from_anthropic,
+    messages_from_responses,
+)
 from tests.app.test_cli import forge
 from tests.app.test_formats_fixtures import claude_code_messages, codex_items
 from tests.profiles import examples

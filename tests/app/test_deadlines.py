@@ -18,8 +18,8 @@ from forge_app.errors import TurnDeadlineExceeded
 from forge_app.runtime._model import OpenAIChatModel
 from forge_app.runtime._orchestrator import Orchestrator, RetryPolicy
 from forge_domain import Agent
-from forge_domain.messages import CHARS_PER_TOKEN
-from forge_domain.validation import find_violations
+from forge_domain._messages import CHARS_PER_TOKEN
+from forge_domain.formats import find_violations
 from tests.app.engine_sessions import coding_agent, coding_session
 from tests.app.fake_openai_server import FakeOpenAIServer, Reply
 from tests.app.test_cli import forge

@@ -11,7 +11,8 @@ from forge_app.compaction.llm._coverage import (
 )
 from forge_app.compaction.llm._prompt import VERIFIED_FACTS_HEADING
 from forge_app.summary.transformers import SummaryTransformer
-from forge_domain import ContextSummary, TextMessage, ToolCall, ToolResult
+from forge_domain import TextMessage, ToolCall, ToolResult
+from forge_domain.summary import ContextSummary
 
 
 def _span():

@@ -13,8 +13,8 @@ from forge_app.compaction._compactor import Compactor, is_summary_message
 from forge_app.compaction._fit import CUT_MARKER, MIN_KEPT_CHARS, cut_to_fit, irreducible_parts
 from forge_app.summary import SUMMARY_MARKER
 from forge_domain import Compact, Context, Role, TextMessage, ToolCall, ToolResult
+from forge_domain.formats import find_violations
 from forge_domain.testing import pattern_messages, pattern_of
-from forge_domain.validation import find_violations
 from tests.profiles import examples
 
 

@@ -8,17 +8,11 @@ from hypothesis import strategies as st
 
 from forge_app.compaction._boundaries import head_end, tail_start
 from forge_app.compaction._pruning import PRUNED_MARKER, placeholder, prune_tool_outputs
-from forge_domain import (
-    Context,
-    ContextSummary,
-    TextMessage,
-    ToolCall,
-    ToolCatalog,
-    ToolResult,
-    output_outcome,
-)
+from forge_domain import Context, TextMessage, ToolCall, ToolResult
+from forge_domain.formats import find_violations
+from forge_domain.summary import ContextSummary
 from forge_domain.testing import pattern, pattern_of
-from forge_domain.validation import find_violations
+from forge_domain.tools import ToolCatalog, output_outcome
 
 BIG = "x" * 4_812
 

@@ -15,15 +15,15 @@ from forge_domain import (
     Compact,
     CompactionStrategy,
     Context,
-    ContextSummary,
     Role,
     TextMessage,
     ToolCall,
-    ToolCatalog,
     ToolResult,
 )
+from forge_domain.formats import find_violations
+from forge_domain.summary import ContextSummary
 from forge_domain.testing import pattern
-from forge_domain.validation import find_violations
+from forge_domain.tools import ToolCatalog
 from tests.app.engine_sessions import coding_session
 
 

@@ -6,15 +6,8 @@ from forge_app.compaction._compactor import Compactor
 from forge_app.compaction.llm._prompt import framed
 from forge_app.compaction.llm._span import find_span
 from forge_app.summary import SummaryFrame
-from forge_domain import (
-    Compact,
-    CompactionStrategy,
-    Context,
-    ContextSummary,
-    SummaryBlock,
-    TextMessage,
-    ToolCallItem,
-)
+from forge_domain import Compact, CompactionStrategy, Context, TextMessage
+from forge_domain.summary import ContextSummary, SummaryBlock, ToolCallItem
 from tests.app.engine_sessions import coding_session
 
 FRAME = SummaryFrame().render

@@ -13,9 +13,9 @@ from forge_app.compaction.llm._splice import (
     splice_summary,
 )
 from forge_domain import Context, Role, TextMessage, ToolResult
-from forge_domain.carry import carry_reasoning
+from forge_domain.formats import find_violations
+from forge_domain.summary import carry_reasoning
 from forge_domain.testing import pattern, pattern_of
-from forge_domain.validation import find_violations
 
 SPLICES = [
     # (id, letters, span, expected pattern): the summary is always a user message of its own

@@ -10,8 +10,9 @@ from forge_app.compaction._frame_engine import FrameEngine
 from forge_app.compaction._pruning import PRUNED_MARKER
 from forge_app.compaction._tiers import TieredEngine
 from forge_app.files import read_transcript
-from forge_domain import Agent, Compact, Context, Role, TextMessage, ToolCatalog, ToolResult
-from forge_domain.validation import find_violations
+from forge_domain import Agent, Compact, Context, Role, TextMessage, ToolResult
+from forge_domain.formats import find_violations
+from forge_domain.tools import ToolCatalog
 from tests.app.engine_sessions import coding_agent, coding_session
 from tests.sessions import session_paths
 

@@ -6,8 +6,8 @@ import pytest
 
 from forge_app.cli.console import MAX_ERROR_CHARS, one_line
 from forge_domain import InvalidMessage
-from forge_domain._format_carry import SHOWN_CHARS, shown
-from forge_domain.openai_format import message_from_openai
+from forge_domain.formats import message_from_openai
+from forge_domain.formats._carry import SHOWN_CHARS, shown
 
 LINES = [
     ("plain", "s.json: no such file", "s.json: no such file"),

@@ -17,16 +17,16 @@ from forge_app.files import _tokenizer
 from forge_app.files._agents import default_agent
 from forge_app.files._tokenizer import CHARS, load_tokenizer
 from forge_app.files._transcripts import parse_transcript
-from forge_domain import Compact, Context
+from forge_domain import Compact, Context, context_tokens
 from forge_domain.formats import (
     FORMATS,
     find_format_violations,
+    message_to_openai,
     messages_from_format,
     messages_key,
     messages_to_format,
 )
-from forge_domain.openai_format import message_to_openai, messages_from_openai
-from forge_domain.token_count import context_tokens
+from forge_domain.formats._openai import messages_from_openai
 from tests.app.test_cli import forge
 from tests.sessions import SESSIONS
 

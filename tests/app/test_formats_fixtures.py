@@ -10,21 +10,16 @@ import pytest
 
 from forge_app.compaction._compactor import Compactor
 from forge_app.files._transcripts import parse_transcript
-from forge_domain import (
-    Compact,
-    Context,
-    InvalidMessage,
-    JsonValue,
-    TextMessage,
-    ToolResult,
+from forge_domain import Compact, Context, InvalidMessage, JsonValue, TextMessage, ToolResult
+from forge_domain.formats import (
     detect_format,
+    find_format_violations,
+    message_to_openai,
     messages_from_anthropic,
     messages_from_responses,
     messages_to_anthropic,
     messages_to_responses,
 )
-from forge_domain.formats import find_format_violations
-from forge_domain.openai_format import message_to_openai
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "formats"
 

@@ -18,8 +18,9 @@ from forge_app.summary._frame import (
     fence,
     is_summary_text,
 )
-from forge_domain import (
-    ContextSummary,
+from forge_domain import Role
+from forge_domain.summary import ContextSummary, SummaryBlock, TextItem, ToolCallItem
+from forge_domain.tools import (
     FetchTool,
     FileReadTool,
     FileRemoveTool,
@@ -28,20 +29,16 @@ from forge_domain import (
     GenericTool,
     McpTool,
     PlanTool,
-    Role,
     SearchTool,
     SemanticQuery,
     SemSearchTool,
     ShellTool,
     SkillTool,
-    SummaryBlock,
     TaskTool,
-    TextItem,
     Todo,
     TodoChange,
     TodoReadTool,
     TodoWriteTool,
-    ToolCallItem,
     UndoTool,
 )
 from tests.vectors import load_vectors, vector_id

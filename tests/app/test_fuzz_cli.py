@@ -26,7 +26,7 @@ from forge_app.cli import main
 from forge_app.cli.console import MAX_ERROR_CHARS
 from forge_app.errors import TranscriptError
 from forge_app.files._transcripts import read_transcript
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_violations
 from tests.app.hostile_inputs import DOCUMENTS, VALID
 from tests.app.test_cli import forge
 from tests.profiles import examples

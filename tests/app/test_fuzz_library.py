@@ -32,7 +32,7 @@ from forge_domain import (
     ToolCall,
     ToolResult,
 )
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_violations
 from tests.app.hostile_inputs import DOCUMENTS, JSON_VALUES, MESSAGE
 from tests.profiles import examples
 

@@ -19,8 +19,8 @@ from forge_app.runtime._hookspecs import hookimpl
 from forge_app.runtime._model import ModelRequest, ModelResponse
 from forge_app.runtime.plugins import CompactionHandler, LoggingPlugin
 from forge_domain import Agent, Compact, Context, TextMessage, Usage
+from forge_domain.formats import find_violations
 from forge_domain.testing import pattern, pattern_of
-from forge_domain.validation import find_violations
 from tests.app.tiny_engine import TinyEngine
 
 AGENT = Agent(

@@ -12,7 +12,7 @@ import pytest
 from forge_app.compaction._registry import resolve_engine
 from forge_app.compaction.llm._engine import LLMEngine
 from forge_domain import Context, InvalidArguments, TextMessage, ToolCall, ToolResult
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_violations
 from tests.app.engine_sessions import BIG, coding_agent
 from tests.app.fake_openai_server import FakeOpenAIServer, Reply
 

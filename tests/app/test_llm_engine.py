@@ -26,7 +26,6 @@ from forge_domain import (
     Agent,
     Compact,
     Context,
-    ContextSummary,
     Role,
     TextMessage,
     TokenCount,
@@ -34,7 +33,8 @@ from forge_domain import (
     ToolResult,
     Usage,
 )
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_violations
+from forge_domain.summary import ContextSummary
 from tests.app.engine_sessions import SECRET, coding_agent, coding_session
 from tests.app.fake_openai_server import FakeOpenAIServer, Reply
 from tests.sessions import SESSIONS

@@ -12,8 +12,8 @@ from forge_app.runtime._model import FunctionModel, ModelRequest, ModelResponse
 from forge_app.runtime._orchestrator import Orchestrator, RetryPolicy
 from forge_app.runtime._tools import Tool, ToolRegistry
 from forge_domain import Agent, Compact, PluginSelection, TextMessage, ToolCall, Usage
+from forge_domain.formats import find_violations
 from forge_domain.testing import pattern_of
-from forge_domain.validation import find_violations
 from tests.app.tiny_engine import TinyEngine
 
 AGENT = Agent(id="loop", model="m", system_prompt="be brief", max_turns=5)

@@ -15,7 +15,7 @@ from forge_app.runtime._model import OpenAIChatModel, request_messages
 from forge_app.runtime._orchestrator import Orchestrator, RetryPolicy
 from forge_app.runtime._tools import ToolRegistry
 from forge_domain import Agent, Compact, Context, ContextMessage, TextMessage, ToolCall, ToolResult
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_violations
 from tests.app.fake_openai_server import FakeOpenAIServer, Json, Reply
 
 AGENT = Agent(

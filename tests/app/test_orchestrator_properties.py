@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from forge_app.runtime._replay import Replay
 from forge_domain import Agent, Compact, Context
+from forge_domain.formats import find_violations
 from forge_domain.testing import pattern
-from forge_domain.validation import find_violations
 from tests.app.tiny_engine import TinyEngine
 
 SEGMENTS = ["u", "a", "tr", "Trr", "te", "ua", "tra"]

@@ -11,8 +11,8 @@ from forge_app.files._agents import load_agent
 from forge_app.runtime._hookspecs import hookimpl
 from forge_app.runtime._replay import Replay, replay
 from forge_domain import Agent, Compact, Context, Role
+from forge_domain.formats import find_violations
 from forge_domain.testing import pattern
-from forge_domain.validation import find_violations
 from tests.app.tiny_engine import TinyEngine
 
 DEMO = Path(__file__).parents[2] / "forge_app" / "demo"

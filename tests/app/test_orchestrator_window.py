@@ -10,7 +10,7 @@ from forge_app.runtime._model import FunctionModel, ModelRequest, ModelResponse
 from forge_app.runtime._orchestrator import Orchestrator
 from forge_app.runtime._tools import Tool, ToolRegistry
 from forge_domain import Agent, Compact, CompactionResult, Context, TextMessage, ToolCall
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_violations
 
 WINDOW = 8_000
 

@@ -16,8 +16,10 @@ from forge_app.summary._read_frame import (
     earlier_summary,
     read_frame,
 )
-from forge_domain import (
-    ContextSummary,
+from forge_domain import Role
+from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, TextItem, ToolCallItem
+from forge_domain.tools import (
+    TOOL_KIND_TABLE,
     FetchTool,
     FileReadTool,
     FileRemoveTool,
@@ -26,24 +28,19 @@ from forge_domain import (
     GenericTool,
     McpTool,
     PlanTool,
-    Role,
     SearchTool,
     SemanticQuery,
     SemSearchTool,
     ShellTool,
     SkillTool,
-    SummaryBlock,
+    SummaryTool,
     TaskTool,
-    TextItem,
     Todo,
     TodoChange,
     TodoReadTool,
     TodoWriteTool,
-    ToolCallItem,
     UndoTool,
 )
-from forge_domain.summary import SummaryItem
-from forge_domain.summary_tools import TOOL_KIND_TABLE, SummaryTool
 from tests.profiles import examples
 
 FRAME = SummaryFrame()

@@ -12,25 +12,17 @@ from forge_app.compaction._compactor import Compactor
 from forge_app.compaction.llm._engine import LLMEngine
 from forge_app.summary import REDACTED, RedactSecrets, SummaryTransformer
 from forge_app.summary._redaction import _RULES, redact
-from forge_domain import (
-    Compact,
-    Context,
-    ContextSummary,
+from forge_domain import Compact, Context, Role, TextMessage, ToolCall, ToolResult
+from forge_domain.summary import ContextSummary, SummaryBlock, TextItem, ToolCallItem
+from forge_domain.tools import (
     FetchTool,
     GenericTool,
-    Role,
     SemanticQuery,
     SemSearchTool,
     ShellTool,
-    SummaryBlock,
-    TextItem,
-    TextMessage,
     Todo,
     TodoChange,
     TodoWriteTool,
-    ToolCall,
-    ToolCallItem,
-    ToolResult,
 )
 from tests.app.engine_sessions import coding_agent, coding_session
 from tests.app.fake_openai_server import FakeOpenAIServer, Reply

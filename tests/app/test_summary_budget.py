@@ -24,7 +24,7 @@ from forge_app.summary._fit_summary import (
 )
 from forge_app.summary._frame import SummaryFrame
 from forge_app.summary._omission import omission_note
-from forge_domain import Role, Todo, TodoChange
+from forge_domain import Role
 from forge_domain.summary import (
     ContextSummary,
     SummaryBlock,
@@ -32,13 +32,15 @@ from forge_domain.summary import (
     TextItem,
     ToolCallItem,
 )
-from forge_domain.summary_tools import (
+from forge_domain.tools import (
     FileReadTool,
     FileRemoveTool,
     FileUpdateTool,
     GenericTool,
     SearchTool,
     ShellTool,
+    Todo,
+    TodoChange,
     TodoWriteTool,
     UndoTool,
 )

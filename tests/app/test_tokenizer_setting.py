@@ -18,8 +18,7 @@ from forge_app.files._agents import parse_agents
 from forge_app.files._tokenizer import CHARS, TokenizerLoader, load_tokenizer
 from forge_app.files._transcripts import read_transcript
 from forge_app.runtime._replay import Replay
-from forge_domain import Agent, Compact, Context
-from forge_domain.token_count import CHARS_METER, context_tokens
+from forge_domain import CHARS_METER, Agent, Compact, Context, context_tokens
 from tests.app.test_cli import forge
 from tests.sessions import SESSIONS
 

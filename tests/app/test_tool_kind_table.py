@@ -17,18 +17,10 @@ from forge_app.summary._fit_summary import _KEPT_KINDS
 from forge_app.summary._frame import SummaryFrame
 from forge_app.summary._omission import _NOUNS
 from forge_app.summary.transformers._keep_last_operation import _key_of, operation_key
-from forge_domain import (
-    TOOL_KIND_TABLE,
-    ContextSummary,
-    Role,
-    SummaryBlock,
-    ToolCall,
-    ToolCallItem,
-    ToolCatalog,
-    ToolKindDefinition,
-    ToolSpec,
-)
-from forge_domain.summary_tools import _BY_KIND, _ToolModel
+from forge_domain import Role, ToolCall
+from forge_domain.summary import ContextSummary, SummaryBlock, ToolCallItem
+from forge_domain.tools import TOOL_KIND_TABLE, ToolCatalog, ToolKindDefinition, ToolSpec
+from forge_domain.tools._kinds import _BY_KIND, _ToolModel
 
 FRAME = SummaryFrame()
 ROW_IDS = [row.kind for row in TOOL_KIND_TABLE]

@@ -27,21 +27,17 @@ from forge_app.summary.transformers._keep_last_operation import (
     keep_last_operations,
     operation_key,
 )
-from forge_domain import (
-    ContextSummary,
+from forge_domain import Role
+from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, TextItem, ToolCallItem
+from forge_domain.tools import (
     FileReadTool,
     FileUpdateTool,
     GenericTool,
-    Role,
     ShellTool,
-    SummaryBlock,
-    TextItem,
     Todo,
     TodoChange,
     TodoWriteTool,
-    ToolCallItem,
 )
-from forge_domain.summary import SummaryItem
 from tests.app.secret_fakes import redacted_by_every_rule
 from tests.sessions import session_paths
 

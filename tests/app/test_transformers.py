@@ -14,8 +14,9 @@ from forge_app.summary.transformers import (
 )
 from forge_app.summary.transformers._keep_last_operation import aggregate_operations, operation_key
 from forge_app.summary.transformers._strip_working_dir import strip_dir
-from forge_domain import (
-    ContextSummary,
+from forge_domain import Role
+from forge_domain.summary import ContextSummary, SummaryBlock, TextItem, ToolCallItem
+from forge_domain.tools import (
     FetchTool,
     FileReadTool,
     FileUpdateTool,
@@ -23,18 +24,14 @@ from forge_domain import (
     GenericTool,
     McpTool,
     PlanTool,
-    Role,
     SearchTool,
     SemanticQuery,
     SemSearchTool,
     ShellTool,
     SkillTool,
-    SummaryBlock,
     TaskTool,
-    TextItem,
     TodoReadTool,
     TodoWriteTool,
-    ToolCallItem,
 )
 from tests.vectors import context_from_forge, load_vectors, vector_id
 

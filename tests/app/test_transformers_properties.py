@@ -16,18 +16,15 @@ from forge_app.summary.transformers import (
 )
 from forge_app.summary.transformers._keep_last_operation import aggregate_operations, operation_key
 from forge_app.summary.transformers._strip_working_dir import strip_dir
-from forge_domain import (
-    ContextSummary,
+from forge_domain import Role
+from forge_domain.summary import ContextSummary, SummaryBlock, TextItem, ToolCallItem
+from forge_domain.tools import (
     FileReadTool,
     FileUpdateTool,
-    Role,
     ShellTool,
-    SummaryBlock,
-    TextItem,
     Todo,
     TodoChange,
     TodoWriteTool,
-    ToolCallItem,
 )
 
 CWD = "/home/u/p"

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from forge_domain import Agent, ToolCall
-from forge_domain.summary_tools import FileReadTool
+from forge_domain.tools import FileReadTool
 
 
 def test_agent_tool_kinds_extend_the_catalog():

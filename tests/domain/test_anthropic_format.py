@@ -18,8 +18,8 @@ from forge_domain import (
     ToolResult,
     Usage,
 )
-from forge_domain.anthropic_format import messages_from_anthropic, messages_to_anthropic
-from forge_domain.openai_format import message_to_openai, messages_from_openai
+from forge_domain.formats import message_to_openai, messages_from_anthropic, messages_to_anthropic
+from forge_domain.formats._openai import messages_from_openai
 
 SYSTEM = [
     {"type": "text", "text": "You are a coding agent.", "cache_control": {"type": "ephemeral"}}

@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forge_domain import Context, Role, TextMessage, TokenCount, ToolResult, Usage
+from forge_domain._usage import is_plausible_total
 from forge_domain.testing import pattern, pattern_of
-from forge_domain.usage import is_plausible_total
 from tests.vectors import context_from_forge, vector_params
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from forge_domain import InvalidMessage
-from forge_domain.responses_format import messages_from_responses
+from forge_domain.formats import messages_from_responses
 
 
 @pytest.mark.parametrize(

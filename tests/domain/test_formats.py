@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from forge_domain import Context, InvalidMessage
+from forge_domain import Context, InvalidMessage, context_tokens
 from forge_domain.formats import (
     FORMATS,
     detect_format,
     find_format_violations,
+    message_to_openai,
     messages_from_format,
     messages_to_format,
 )
-from forge_domain.openai_format import message_to_openai, messages_from_openai
-from forge_domain.token_count import context_tokens
+from forge_domain.formats._openai import messages_from_openai
 from tests.sessions import SESSIONS
 
 SESSION_FILES = sorted(SESSIONS.glob("*.json"))

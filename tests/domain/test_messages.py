@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 from pydantic import TypeAdapter
 
 from forge_domain import (
+    IMAGE_TOKENS,
+    LOW_DETAIL_IMAGE_TOKENS,
     ContextMessage,
     ImagePart,
     InvalidArguments,
@@ -23,7 +25,6 @@ from forge_domain import (
     content_text,
 )
 from forge_domain.testing import PATTERN_LETTERS, pattern
-from forge_domain.token_estimates import IMAGE_TOKENS, LOW_DETAIL_IMAGE_TOKENS
 from tests.vectors import message_from_forge, vector_params
 
 

@@ -13,13 +13,10 @@ import random
 
 import pytest
 
-from forge_domain._openai_plain import _plain_message
-from forge_domain.json import JsonObject
-from forge_domain.openai_format import (
-    message_from_openai,
-    message_to_openai,
-    messages_from_openai,
-)
+from forge_domain import JsonObject
+from forge_domain.formats import message_from_openai, message_to_openai
+from forge_domain.formats._openai import messages_from_openai
+from forge_domain.formats._openai_plain import _plain_message
 from tests.sessions import session_paths
 
 _CALL: JsonObject = {

@@ -16,10 +16,9 @@ from forge_domain import (
     TextPart,
     ToolCall,
     ToolResult,
-    messages_from_responses,
-    messages_to_responses,
 )
-from forge_domain.openai_format import message_to_openai, messages_from_openai
+from forge_domain.formats import message_to_openai, messages_from_responses, messages_to_responses
+from forge_domain.formats._openai import messages_from_openai
 
 _REASONING = {
     "id": "rs_1",

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_domain import UNKNOWN_PATH, shell_file_changes
+from forge_domain.tools import UNKNOWN_PATH, shell_file_changes
 
 U, R = "file_update", "file_remove"
 

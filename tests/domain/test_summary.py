@@ -9,24 +9,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_domain import (
-    ContextSummary,
+from forge_domain import Role, TextMessage, ToolCall, ToolResult
+from forge_domain.summary import ContextSummary, SummaryBlock, TextItem, ToolCallItem
+from forge_domain.testing import PATTERN_LETTERS, pattern_messages
+from forge_domain.tools import (
     FileReadTool,
     FileRemoveTool,
     FileUpdateTool,
     GenericTool,
     McpTool,
-    Role,
     ShellTool,
-    SummaryBlock,
-    TextItem,
-    TextMessage,
-    ToolCall,
-    ToolCallItem,
     ToolCatalog,
-    ToolResult,
 )
-from forge_domain.testing import PATTERN_LETTERS, pattern_messages
 from tests.vectors import context_from_forge, vector_params
 
 

@@ -10,16 +10,18 @@ import pytest
 import forge_app
 import forge_app.summary.transformers
 import forge_domain
+import forge_domain.summary
+import forge_domain.tools
 
 MODULES = [
-    (forge_domain, "forge_domain.shell_edits"),
-    (forge_domain, "forge_domain.summary"),
-    (forge_domain, "forge_domain.summary_tools"),
-    (forge_domain, "forge_domain.todo"),
-    (forge_domain, "forge_domain.text_protocol"),
-    (forge_domain, "forge_domain.tool_catalog"),
-    (forge_domain, "forge_domain.tool_outcome"),
-    (forge_domain, "forge_domain.tool_spec"),
+    (forge_domain.tools, "forge_domain.tools._shell_edits"),
+    (forge_domain.summary, "forge_domain.summary._summary"),
+    (forge_domain.tools, "forge_domain.tools._kinds"),
+    (forge_domain.tools, "forge_domain.tools._todo"),
+    (forge_domain.tools, "forge_domain.tools._text_protocol"),
+    (forge_domain.tools, "forge_domain.tools._catalog"),
+    (forge_domain.tools, "forge_domain.tools._outcome"),
+    (forge_domain.tools, "forge_domain.tools._spec"),
     (forge_app.summary.transformers, "forge_app.summary.transformers._base"),
     (forge_app.summary.transformers, "forge_app.summary.transformers._dedupe_role"),
     (forge_app.summary.transformers, "forge_app.summary.transformers._drop_role"),
@@ -41,7 +43,16 @@ def test_public_classes_are_exported(package, module_name):
     assert classes - set(package.__all__) == set()
 
 
-@pytest.mark.parametrize("package", [forge_domain, forge_app, forge_app.summary.transformers])
+@pytest.mark.parametrize(
+    "package",
+    [
+        forge_domain,
+        forge_domain.summary,
+        forge_domain.tools,
+        forge_app,
+        forge_app.summary.transformers,
+    ],
+)
 def test_all_names_resolve(package):
     missing = [name for name in package.__all__ if not hasattr(package, name)]
     assert missing == []

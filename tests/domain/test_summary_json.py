@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from forge_domain import (
-    Context,
-    ContextSummary,
+from forge_domain import Context, Role
+from forge_domain.summary import ContextSummary, SummaryBlock, TextItem, ToolCallItem
+from forge_domain.tools import (
     FetchTool,
     FileReadTool,
     FileRemoveTool,
@@ -17,20 +17,16 @@ from forge_domain import (
     GenericTool,
     McpTool,
     PlanTool,
-    Role,
     SearchTool,
     SemanticQuery,
     SemSearchTool,
     ShellTool,
     SkillTool,
-    SummaryBlock,
     TaskTool,
-    TextItem,
     Todo,
     TodoChange,
     TodoReadTool,
     TodoWriteTool,
-    ToolCallItem,
     UndoTool,
 )
 from tests.sessions import session_paths

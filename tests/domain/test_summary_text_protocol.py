@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-from forge_domain import (
-    ContextSummary,
-    FileReadTool,
-    FileUpdateTool,
-    GenericTool,
-    Role,
-    ShellTool,
-    SummaryBlock,
-    TextItem,
-    TextMessage,
-    ToolCallItem,
-)
-from forge_domain.summary import EARLIER_ACTION
+from forge_domain import Role, TextMessage
+from forge_domain.summary import ContextSummary, SummaryBlock, TextItem, ToolCallItem
+from forge_domain.summary._summary import EARLIER_ACTION
+from forge_domain.tools import FileReadTool, FileUpdateTool, GenericTool, ShellTool
 
 
 def _line(tool, success: bool = True, evidence: str | None = None) -> ToolCallItem:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from forge_domain import Todo, TodoChange
-from forge_domain.todo import apply_todos, todo_changes
+from forge_domain.tools import Todo, TodoChange
+from forge_domain.tools._todo import apply_todos, todo_changes
 
 
 def _t(content: str, status: str = "pending") -> Todo:

@@ -8,14 +8,14 @@ from typing import get_args
 import pytest
 from pydantic import BaseModel
 
-from forge_domain import (
+from forge_domain import ToolCall
+from forge_domain.tools import (
     FILE_CHANGING_KINDS,
     TOOL_KIND_TABLE,
     TOOL_KINDS,
     FileTool,
     ShellTool,
     SummaryTool,
-    ToolCall,
     ToolCatalog,
     ToolKind,
     ToolKindDefinition,

@@ -6,14 +6,8 @@ import json
 
 import pytest
 
-from forge_domain import (
-    TextMessage,
-    ToolCall,
-    ToolResult,
-    looks_like_observation,
-    text_action,
-    text_turns,
-)
+from forge_domain import TextMessage, ToolCall, ToolResult
+from forge_domain.tools import looks_like_observation, text_action, text_turns
 
 MSA = "THOUGHT: run the tests.\n\n```bash\npytest -x\n```"
 SWE = "Let's open the file.\n\n```\nopen src/app.py 120\n```"

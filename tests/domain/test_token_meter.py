@@ -9,9 +9,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_domain import Compact, Context, TextMessage, ToolCall, ToolResult, Usage
-from forge_domain.token_count import CHARS_METER, TokenMeter, context_tokens, message_tokens
-from forge_domain.usage import TokenCount
+from forge_domain import (
+    CHARS_METER,
+    Compact,
+    Context,
+    TextMessage,
+    TokenCount,
+    TokenMeter,
+    ToolCall,
+    ToolResult,
+    Usage,
+    context_tokens,
+    message_tokens,
+)
 from tests.sessions import SESSIONS
 
 SESSION_FILES = sorted(SESSIONS.glob("*.json"))

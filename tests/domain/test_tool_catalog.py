@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from forge_domain import (
+from forge_domain import ToolCall, ToolResult
+from forge_domain.tools import (
     FetchTool,
     FileReadTool,
     FileRemoveTool,
@@ -22,9 +23,7 @@ from forge_domain import (
     TodoChange,
     TodoReadTool,
     TodoWriteTool,
-    ToolCall,
     ToolCatalog,
-    ToolResult,
     UndoTool,
 )
 

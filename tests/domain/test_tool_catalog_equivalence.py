@@ -8,15 +8,15 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_domain import (
+from forge_domain import ToolCall
+from forge_domain.tools import (
     FileUpdateTool,
     Todo,
-    ToolCall,
     ToolCatalog,
     output_outcome,
     output_reports_failure,
 )
-from forge_domain._tool_items import EXCERPT_CHARS, argument_excerpt
+from forge_domain.tools._items import EXCERPT_CHARS, argument_excerpt
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=300),

@@ -7,15 +7,13 @@ import json
 import pytest
 import yaml
 
-from forge_domain import (
+from forge_domain import InvalidConfig, InvalidToolSpec, ToolCall
+from forge_domain.tools import (
     FileReadTool,
     FileUpdateTool,
     GenericTool,
-    InvalidConfig,
-    InvalidToolSpec,
     McpTool,
     ShellTool,
-    ToolCall,
     ToolCatalog,
 )
 

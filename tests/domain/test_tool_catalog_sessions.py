@@ -12,19 +12,16 @@ from functools import cache
 
 import pytest
 
-from forge_domain import (
-    Context,
-    ContextSummary,
+from forge_domain import Context, Role, TextMessage, ToolResult
+from forge_domain.summary import ContextSummary
+from forge_domain.tools import (
     FileReadTool,
     FileUpdateTool,
     GenericTool,
-    Role,
     SearchTool,
     ShellTool,
     SummaryTool,
-    TextMessage,
     ToolCatalog,
-    ToolResult,
 )
 from tests.sessions import SESSIONS, session_paths
 

@@ -6,21 +6,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_domain import (
+from forge_domain import ToolResult
+from forge_domain.tools import (
     EVIDENCE_CHARS,
     ToolCatalog,
-    ToolResult,
+    evidence_runs,
     failure_evidence,
+    merged_evidence,
     output_outcome,
     pruned_output,
     shows_traceback,
 )
-from forge_domain.tool_outcome import (
-    evidence_runs,
-    merged_evidence,
-    output_shows_error,
-    shows_error_line,
-)
+from forge_domain.tools._outcome import output_shows_error, shows_error_line
 
 OUTCOME_ROWS = [
     ("returncode-0", "<returncode>0</returncode>\n<output>\nok\n</output>", "ok"),

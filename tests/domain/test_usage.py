@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forge_domain import TokenCount, Usage
-from forge_domain.usage import is_plausible_total
+from forge_domain._usage import is_plausible_total
 
 token_counts = st.builds(
     TokenCount,

@@ -7,8 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from forge_domain import Context, InvalidTranscript, Role, TextMessage, ToolCall, ToolResult
+from forge_domain.formats import Violation, ensure_valid, find_violations, is_valid
 from forge_domain.testing import pattern, pattern_messages
-from forge_domain.validation import Violation, ensure_valid, find_violations, is_valid
 from tests.profiles import examples
 
 PATTERN_CASES = [

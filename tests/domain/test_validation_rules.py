@@ -18,10 +18,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from forge_domain import Context, ContextMessage, InvalidTranscript, Role, TextMessage, ToolResult
-from forge_domain.messages import ContentPart, ImagePart, OtherPart, TextPart
+from forge_domain import (
+    ContentPart,
+    Context,
+    ContextMessage,
+    ImagePart,
+    InvalidTranscript,
+    OtherPart,
+    Role,
+    TextMessage,
+    TextPart,
+    ToolResult,
+)
+from forge_domain.formats import Dialect, ensure_valid, find_violations, is_valid
 from forge_domain.testing import PATTERN_LETTERS, pattern_messages
-from forge_domain.validation import Dialect, ensure_valid, find_violations, is_valid
 
 _EDITS = (
     "user",

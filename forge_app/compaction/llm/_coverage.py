@@ -20,10 +20,9 @@ from pydantic import BaseModel, ConfigDict
 
 from forge_app.compaction.llm._prompt import VERIFIED_FACTS_HEADING
 from forge_app.summary._redaction import redact_for_model as redact
-from forge_domain.messages import Role
+from forge_domain import Role
 from forge_domain.summary import ContextSummary, TextItem
-from forge_domain.summary_tools import FILE_CHANGING_KINDS, FileTool, SummaryTool
-from forge_domain.tool_outcome import EVIDENCE_SEPARATOR
+from forge_domain.tools import EVIDENCE_SEPARATOR, FILE_CHANGING_KINDS, FileTool, SummaryTool
 
 __all__ = ["Coverage", "Facts", "FailedOperation", "check_coverage"]
 

@@ -62,17 +62,25 @@ from forge_app.summary._fit_summary import fit_summary
 from forge_app.summary._frame import SUMMARY_MARKER, SUMMARY_PREAMBLE, SummaryFrame
 from forge_app.summary._redaction import redact_for_model, secrets_in
 from forge_app.summary.transformers import SummaryTransformer
-from forge_domain.agent import DEFAULT_CONTEXT_WINDOW, Agent
-from forge_domain.carry import accumulated_usage, carry_reasoning
-from forge_domain.context import Context
-from forge_domain.engine import BaseContextEngine, CompactionMode, compaction_outcome
-from forge_domain.messages import CHARS_PER_TOKEN, ContextMessage, TextMessage, ToolResult
-from forge_domain.result import CompactionOutcome
-from forge_domain.summary import ContextSummary
-from forge_domain.tool_catalog import ToolCatalog
-from forge_domain.trace import note_event, observe_summary_call
-from forge_domain.usage import Usage
-from forge_domain.validation import ensure_valid
+from forge_domain import (
+    DEFAULT_CONTEXT_WINDOW,
+    Agent,
+    BaseContextEngine,
+    CompactionMode,
+    CompactionOutcome,
+    Context,
+    ContextMessage,
+    TextMessage,
+    ToolResult,
+    Usage,
+    compaction_outcome,
+    note_event,
+    observe_summary_call,
+)
+from forge_domain._messages import CHARS_PER_TOKEN
+from forge_domain.formats import ensure_valid
+from forge_domain.summary import ContextSummary, accumulated_usage, carry_reasoning
+from forge_domain.tools import ToolCatalog
 
 __all__ = ["LLMEngine"]
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from forge_app.summary._redaction import redact_for_model as redact
-from forge_domain.messages import ContextMessage, ImagePart, OtherPart, TextMessage, ToolResult
+from forge_domain import ContextMessage, ImagePart, OtherPart, TextMessage, ToolResult
 
 __all__ = ["SerializationLimits"]
 

@@ -24,9 +24,9 @@ from forge_app.compaction.llm._prompt import END_MARKER, SUMMARY_TITLE, summary_
 from forge_app.summary import read_frame
 from forge_app.summary._bounded import bounded_summary
 from forge_app.summary._fit_summary import fit_summary
-from forge_domain.messages import ContextMessage, Role, TextMessage
+from forge_domain import ContextMessage, Role, TextMessage
 from forge_domain.summary import ContextSummary, SummaryBlock
-from forge_domain.tool_catalog import ToolCatalog
+from forge_domain.tools import ToolCatalog
 
 __all__: list[str] = []  # internal: used by the engines, not part of the API
 

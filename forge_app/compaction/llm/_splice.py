@@ -14,14 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from forge_app.compaction.llm._prompt import framed
-from forge_domain.json import JsonObject
-from forge_domain.messages import (
-    ContextMessage,
-    Role,
-    TextMessage,
-    ToolResult,
-)
-from forge_domain.usage import Usage
+from forge_domain import ContextMessage, JsonObject, Role, TextMessage, ToolResult, Usage
 
 __all__ = ["sanitize_tool_pairs"]
 

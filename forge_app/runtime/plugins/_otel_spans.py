@@ -24,7 +24,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode, TracerProvid
 
 from forge_app.summary._redaction import redact
 from forge_domain import CompactionMode, CompactionResult, Usage, tracing
-from forge_domain.trace import Tier, TraceEvent, TraceValue
+from forge_domain._trace import Tier, TraceEvent, TraceValue
 
 __all__: list[str] = []  # loaded by forge_app.runtime._telemetry, on demand
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from forge_domain.messages import Role
+from forge_domain import Role
 from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, TextItem
 
 

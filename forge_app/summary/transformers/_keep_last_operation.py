@@ -26,10 +26,9 @@ from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from operator import attrgetter
 
-from forge_domain.messages import Role
+from forge_domain import Role
 from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, ToolCallItem
-from forge_domain.summary_tools import TOOL_KIND_TABLE, SummaryTool, ToolKindDefinition
-from forge_domain.tool_outcome import merged_evidence
+from forge_domain.tools import TOOL_KIND_TABLE, SummaryTool, ToolKindDefinition, merged_evidence
 
 __all__ = [
     "KeepLastOperation",

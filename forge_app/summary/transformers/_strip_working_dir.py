@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 from typing import get_args
 
 from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, ToolCallItem
-from forge_domain.summary_tools import FileTool
+from forge_domain.tools import FileTool
 
 __all__ = [
     "StripWorkingDir",

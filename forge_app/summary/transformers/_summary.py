@@ -10,7 +10,7 @@ from forge_app.summary.transformers._drop_role import DropRole
 from forge_app.summary.transformers._keep_last_operation import KeepLastOperation
 from forge_app.summary.transformers._redact_secrets import RedactSecrets
 from forge_app.summary.transformers._strip_working_dir import StripWorkingDir
-from forge_domain.messages import Role
+from forge_domain import Role
 from forge_domain.summary import ContextSummary
 
 

@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 
 from forge_domain import Compact, Context
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_violations
 
 TASK = "Fix the failing division tests: calc.divide must raise ZeroDivisionError when b == 0"
 FOLLOW_UP = "Now summarise what you changed."

@@ -19,8 +19,7 @@ from agents.testing import ScriptedModel, assistant_message, function_call
 
 from forge_app.adapters import ForgeSession
 from forge_domain import Compact, Context
-from forge_domain.responses_format import messages_from_responses
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_violations, messages_from_responses
 from tests.app.adapters import scenario
 from tests.app.fake_openai_server import FakeOpenAIServer, Json, Reply
 

@@ -20,7 +20,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from forge_app.adapters import ForgeHistoryProcessor
 from forge_app.summary import SUMMARY_MARKER
 from forge_domain import Compact
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_violations
 from tests.app.adapters.test_pydantic_ai_history import as_context, history
 
 pytestmark = pytest.mark.anyio

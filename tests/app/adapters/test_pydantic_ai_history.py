@@ -32,8 +32,8 @@ from forge_app.adapters._convert import History
 from forge_app.adapters._pydantic_ai import _changed_request_part, _Converter
 from forge_app.errors import UnsupportedHistory
 from forge_app.summary import SUMMARY_MARKER
-from forge_domain.messages import ToolResult
-from forge_domain.validation import find_violations
+from forge_domain import ToolResult
+from forge_domain.formats import find_violations
 from tests.app.adapters import scenario
 
 pytestmark = pytest.mark.anyio

@@ -22,8 +22,7 @@ from forge_app.adapters import ForgeCompactionMiddleware, ForgeHistoryProcessor,
 from forge_app.adapters._convert import History
 from forge_app.adapters._pydantic_ai import _Converter
 from forge_domain import Compact, Context
-from forge_domain.responses_format import messages_from_responses, messages_to_responses
-from forge_domain.validation import find_violations
+from forge_domain.formats import find_violations, messages_from_responses, messages_to_responses
 from tests.sessions import session_paths
 
 pytestmark = pytest.mark.anyio

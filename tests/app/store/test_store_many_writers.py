@@ -24,7 +24,8 @@ from forge_app.files import default_agent
 from forge_app.runtime import Orchestrator, ReplayModel, ReplayTools
 from forge_app.runtime.plugins import CompactionHandler
 from forge_app.store import ConversationRecorder, open_store
-from forge_domain import Context, TextMessage, find_violations
+from forge_domain import Context, TextMessage
+from forge_domain.formats import find_violations
 
 WINDOW = 3_000
 ROUNDS = 12

@@ -17,7 +17,8 @@ from forge_app.files import default_agent
 from forge_app.runtime import Orchestrator, Replay, ReplayModel, ReplayTools
 from forge_app.runtime.plugins import CompactionHandler
 from forge_app.store import open_store
-from forge_domain import Context, TextMessage, find_violations
+from forge_domain import Context, TextMessage
+from forge_domain.formats import find_violations
 from tests.sessions import session_paths
 
 WINDOW = 6_000

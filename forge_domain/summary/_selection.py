@@ -1,0 +1,33 @@
+"""Which of a span's calls and assistant texts a summary builds (:class:`Selection`).
+
+A compaction whose budget keeps a few hundred of a span's thousands of lines decides,
+before any item is built, which calls it needs (``forge_app``'s bounded build); the
+summary is then built from the span's own messages, so blocks start and end where they
+would have, and only the selected calls and texts become items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Mapping
+from dataclasses import dataclass
+
+from forge_domain._messages import Role
+
+__all__: list[str] = []  # internal: ContextSummary.from_messages and forge_app's bounded build
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The calls and assistant texts to build; for a span without text-protocol turns."""
+
+    calls: Container[str]
+    """Ids of the calls built (each call's items)."""
+    earlier: Mapping[str, int]
+    """Per call built, the calls of its operation left out before it (its line's ``earlier``)."""
+    texts: Container[int] | None = None
+    """Indexes of the assistant messages whose text is built; None: every one."""
+
+    def has_text(self, index: int, speaker: Role) -> bool:
+        """True when the text of the message at ``index`` (written by ``speaker``) is built:
+        user texts always are."""
+        return speaker != Role.ASSISTANT or self.texts is None or index in self.texts
