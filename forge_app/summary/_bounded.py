@@ -38,7 +38,7 @@ from forge_app.summary._omission import omission_note
 from forge_app.summary.transformers._keep_last_operation import operation_key
 from forge_domain.messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
 from forge_domain.summary import ContextSummary, OmittedKind, SummaryBlock
-from forge_domain.summary_selection import Selection
+from forge_domain.summary_selection import Selection, is_only_media
 from forge_domain.summary_tools import FILE_CHANGING_KINDS, TOOL_KIND_TABLE, ShellTool, SummaryTool
 from forge_domain.text_protocol import text_turns
 from forge_domain.tool_catalog import CallClassifier, ToolCatalog
@@ -73,6 +73,17 @@ class _Call:
     """What it did (its line's size is read from them when the budget needs it)."""
     protected: bool
     """Kept whatever the budget: one of the newest commands, read for the last error."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Decided:
+    """What :func:`_planned` decides: the calls and assistant texts built (None: every
+    text), each built call's ``earlier``, what is left out."""
+
+    calls: set[str]
+    earlier: dict[str, int]
+    texts: set[int] | None
+    omitted: dict[OmittedKind, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +167,7 @@ def plan_span(
         return None
     results: dict[str, ToolResult] = {}
     for message in messages:
-        if type(message) is ToolResult and message.call_id:
+        if isinstance(message, ToolResult) and message.call_id:
             results[message.call_id] = message
     calls: list[_Call] = []
     texts: list[int | None] = []  # per block, from the newest: its newest text
@@ -170,11 +181,18 @@ def plan_span(
     read: dict[tuple[str, str], _Reading] = {}  # per pure call (name and arguments)
     inferring = catalog.failure_inference == "output"
     in_block = False
+    read_always: list[int] = []  # user texts, and the newest message of each run of a speaker
+    speaker: Role | None = None  # of the run walked, as from_messages' blocks see runs
     for index in range(len(messages) - 1, -1, -1):  # newest first, for the REACH
         message = messages[index]
         if type(message) is not TextMessage or message.role == Role.SYSTEM:
             continue
-        if message.role != Role.ASSISTANT:
+        role = message.role
+        if role != speaker and not is_only_media(message):
+            speaker = role
+            read_always.append(index)
+        if role != Role.ASSISTANT:
+            read_always.append(index)
             kept_chars += min(len(message.text), text_limit) + _TEXT_CHARS
             asks[len(texts) - 1].add(message.text)
             in_block = False
@@ -214,7 +232,14 @@ def plan_span(
             if key is None:
                 kept_chars += _line_size(tools)
             calls.append(_Call(index, block, call, key, kind, tools, protected))
-    return _planned(calls, texts, asks, len(narrated), max_chars - kept_chars)
+    room = max_chars - kept_chars
+    decided = _planned(calls, texts, asks, len(narrated), room)
+    kept, kept_texts = decided.calls, decided.texts
+    visit = set(read_always)  # and every message that builds an item
+    visit.update(narrated if kept_texts is None else kept_texts)
+    visit.update(call.index for call in calls if call.call.id in kept)
+    selection = Selection(kept, decided.earlier, kept_texts, sorted(visit), results)
+    return SpanPlan(selection, decided.omitted)
 
 
 def _planned(
@@ -223,7 +248,7 @@ def _planned(
     asks: dict[int, set[str]],
     narrated: int,
     room: int,
-) -> SpanPlan:
+) -> _Decided:
     """The plan, given each call's reading (newest first), each block's newest text and the
     user texts after it, how many assistant messages have a text, and the room left for
     plain lines."""
@@ -287,4 +312,4 @@ def _planned(
         omitted[kind] = omitted.get(kind, 0) + count
     if kept_texts is not None and narrated > len(kept_texts):
         omitted["narration"] = narrated - len(kept_texts)
-    return SpanPlan(Selection(kept, earlier, kept_texts), omitted)
+    return _Decided(kept, earlier, kept_texts, omitted)
