@@ -275,9 +275,10 @@ class ContextSummary(BaseModel):
         buffer: list[SummaryItem] = []
         todos: tuple[Todo, ...] = ()
         visit = selection.visit if selection is not None else None
+        system = Role.SYSTEM  # (an enum's member is slow to look up)
         for index in range(len(messages)) if visit is None else visit:
             message = messages[index]
-            if not isinstance(message, TextMessage) or message.role == Role.SYSTEM:
+            if not isinstance(message, TextMessage) or message.role == system:
                 continue
             if index in skipped or is_only_media(message):
                 continue

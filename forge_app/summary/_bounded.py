@@ -183,18 +183,22 @@ def plan_span(
     in_block = False
     read_always: list[int] = []  # user texts, and the newest message of each run of a speaker
     speaker: Role | None = None  # of the run walked, as from_messages' blocks see runs
+    system, assistant = Role.SYSTEM, Role.ASSISTANT  # (an enum's member is slow to look up)
     for index in range(len(messages) - 1, -1, -1):  # newest first, for the REACH
         message = messages[index]
-        if type(message) is not TextMessage or message.role == Role.SYSTEM:
+        if type(message) is not TextMessage:
             continue
         role = message.role
+        if role == system:
+            continue
         if role != speaker and not is_only_media(message):
             speaker = role
             read_always.append(index)
-        if role != Role.ASSISTANT:
+        if role != assistant:
             read_always.append(index)
-            kept_chars += min(len(message.text), text_limit) + _TEXT_CHARS
-            asks[len(texts) - 1].add(message.text)
+            ask = message.text
+            kept_chars += min(len(ask), text_limit) + _TEXT_CHARS
+            asks[len(texts) - 1].add(ask)
             in_block = False
             continue
         if not in_block:
