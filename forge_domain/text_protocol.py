@@ -151,7 +151,7 @@ def text_turns(messages: Sequence[ContextMessage]) -> TextTurns:
     orphans: list[int] = []
     previous: int | None = None  # the last assistant message without tool calls
     seen = False  # an assistant or user message came before
-    system, assistant = Role.SYSTEM, Role.ASSISTANT  # (an enum's member is slow to look up)
+    system, speaks = Role.SYSTEM, Role.ASSISTANT  # (an enum's member is slow to look up)
     for index, message in enumerate(messages):
         if not isinstance(message, TextMessage):
             continue
@@ -159,7 +159,7 @@ def text_turns(messages: Sequence[ContextMessage]) -> TextTurns:
         if role == system:
             continue
         first, seen = not seen, True
-        if role == assistant:
+        if role == speaks:
             previous = None if message.tool_calls else index
             continue
         if previous is None:  # only a span's first message can be an orphan observation
