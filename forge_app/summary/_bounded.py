@@ -184,6 +184,7 @@ def plan_span(
     read_always: list[int] = []  # user texts, and the newest message of each run of a speaker
     speaker: Role | None = None  # of the run walked, as from_messages' blocks see runs
     system, assistant = Role.SYSTEM, Role.ASSISTANT  # (an enum's member is slow to look up)
+    add_id, find_result, find_read, add_call = ids.add, results.get, read.get, calls.append
     for index in range(len(messages) - 1, -1, -1):  # newest first, for the REACH
         message = messages[index]
         if type(message) is not TextMessage:
@@ -210,13 +211,17 @@ def plan_span(
             narrated.append(index)
             if texts[block] is None:
                 texts[block] = index
-        for call in reversed(message.tool_calls or ()):
-            if not call.id or call.id in ids:
+        tool_calls = message.tool_calls
+        if not tool_calls:
+            continue
+        for call in reversed(tool_calls):
+            call_id = call.id
+            if not call_id or call_id in ids:
                 return None
-            ids.add(call.id)
-            result = results.get(call.id)
+            add_id(call_id)
+            result = find_result(call_id)
             pure = (call.name, call.arguments)
-            known = read.get(pure)
+            known = find_read(pure)
             if known is None:
                 tools = classifier.tools(call, None if result is None else result.text, ())
                 known = (tools, tools[0].kind, _plain_key(tools))
@@ -235,7 +240,7 @@ def plan_span(
                 protected = shell_seen <= REACH
             if key is None:
                 kept_chars += _line_size(tools)
-            calls.append(_Call(index, block, call, key, kind, tools, protected))
+            add_call(_Call(index, block, call, key, kind, tools, protected))
     room = max_chars - kept_chars
     decided = _planned(calls, texts, asks, len(narrated), room)
     kept, kept_texts = decided.calls, decided.texts
