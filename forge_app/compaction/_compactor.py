@@ -27,6 +27,7 @@ from pydantic import ValidationError
 
 from forge_app.errors import CompactionFailed
 from forge_app.summary import earlier_summary
+from forge_app.summary._ask_bound import bound_asks
 from forge_app.summary._bounded import bounded_summary
 from forge_app.summary._budget import (
     MIN_TEXT_LIMIT,
@@ -262,6 +263,7 @@ class Compactor:
         max_chars = tokens * CHARS_PER_TOKEN
         blocks.extend(bounded_summary(fresh, self._catalog, max_chars, text_limit).blocks)
         summary = prepared_summary(ContextSummary.of_blocks(blocks), self._transform, text_limit)
+        summary = bound_asks(summary, self._frame.render, max_chars)
         return fit_summary(summary, self._frame.render, max_chars)
 
     def _splice(

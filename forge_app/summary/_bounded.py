@@ -38,7 +38,7 @@ from forge_app.summary._omission import omission_note
 from forge_app.summary.transformers._keep_last_operation import operation_key
 from forge_domain import ContextMessage, Role, TextMessage, ToolCall, ToolResult
 from forge_domain.summary import ContextSummary, SummaryBlock
-from forge_domain.summary._selection import Selection
+from forge_domain.summary._selection import Selection, is_only_media
 from forge_domain.summary._summary import OmittedKind
 from forge_domain.tools import (
     FILE_CHANGING_KINDS,
@@ -80,6 +80,17 @@ class _Call:
     """What it did (its line's size is read from them when the budget needs it)."""
     protected: bool
     """Kept whatever the budget: one of the newest commands, read for the last error."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Decided:
+    """What :func:`_planned` decides: the calls and assistant texts built (None: every
+    text), each built call's ``earlier``, what is left out."""
+
+    calls: set[str]
+    earlier: dict[str, int]
+    texts: set[int] | None
+    omitted: dict[OmittedKind, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,7 +174,7 @@ def plan_span(
         return None
     results: dict[str, ToolResult] = {}
     for message in messages:
-        if type(message) is ToolResult and message.call_id:
+        if isinstance(message, ToolResult) and message.call_id:
             results[message.call_id] = message
     calls: list[_Call] = []
     texts: list[int | None] = []  # per block, from the newest: its newest text
@@ -177,13 +188,25 @@ def plan_span(
     read: dict[tuple[str, str], _Reading] = {}  # per pure call (name and arguments)
     inferring = catalog.failure_inference == "output"
     in_block = False
+    read_always: list[int] = []  # user texts, and the newest message of each run of a speaker
+    speaker: Role | None = None  # of the run walked, as from_messages' blocks see runs
+    system, assistant = Role.SYSTEM, Role.ASSISTANT  # (an enum's member is slow to look up)
+    add_id, find_result, find_read, add_call = ids.add, results.get, read.get, calls.append
     for index in range(len(messages) - 1, -1, -1):  # newest first, for the REACH
         message = messages[index]
-        if type(message) is not TextMessage or message.role == Role.SYSTEM:
+        if type(message) is not TextMessage:
             continue
-        if message.role != Role.ASSISTANT:
-            kept_chars += min(len(message.text), text_limit) + _TEXT_CHARS
-            asks[len(texts) - 1].add(message.text)
+        role = message.role
+        if role == system:
+            continue
+        if role != speaker and not is_only_media(message):
+            speaker = role
+            read_always.append(index)
+        if role != assistant:
+            read_always.append(index)
+            ask = message.text
+            kept_chars += min(len(ask), text_limit) + _TEXT_CHARS
+            asks[len(texts) - 1].add(ask)
             in_block = False
             continue
         if not in_block:
@@ -195,13 +218,17 @@ def plan_span(
             narrated.append(index)
             if texts[block] is None:
                 texts[block] = index
-        for call in reversed(message.tool_calls or ()):
-            if not call.id or call.id in ids:
+        tool_calls = message.tool_calls
+        if not tool_calls:
+            continue
+        for call in reversed(tool_calls):
+            call_id = call.id
+            if not call_id or call_id in ids:
                 return None
-            ids.add(call.id)
-            result = results.get(call.id)
+            add_id(call_id)
+            result = find_result(call_id)
             pure = (call.name, call.arguments)
-            known = read.get(pure)
+            known = find_read(pure)
             if known is None:
                 tools = classifier.tools(call, None if result is None else result.text, ())
                 known = (tools, tools[0].kind, _plain_key(tools))
@@ -220,8 +247,15 @@ def plan_span(
                 protected = shell_seen <= REACH
             if key is None:
                 kept_chars += _line_size(tools)
-            calls.append(_Call(index, block, call, key, kind, tools, protected))
-    return _planned(calls, texts, asks, len(narrated), max_chars - kept_chars)
+            add_call(_Call(index, block, call, key, kind, tools, protected))
+    room = max_chars - kept_chars
+    decided = _planned(calls, texts, asks, len(narrated), room)
+    kept, kept_texts = decided.calls, decided.texts
+    visit = set(read_always)  # and every message that builds an item
+    visit.update(narrated if kept_texts is None else kept_texts)
+    visit.update(call.index for call in calls if call.call.id in kept)
+    selection = Selection(kept, decided.earlier, kept_texts, sorted(visit), results)
+    return SpanPlan(selection, decided.omitted)
 
 
 def _planned(
@@ -230,7 +264,7 @@ def _planned(
     asks: dict[int, set[str]],
     narrated: int,
     room: int,
-) -> SpanPlan:
+) -> _Decided:
     """The plan, given each call's reading (newest first), each block's newest text and the
     user texts after it, how many assistant messages have a text, and the room left for
     plain lines."""
@@ -294,4 +328,4 @@ def _planned(
         omitted[kind] = omitted.get(kind, 0) + count
     if kept_texts is not None and narrated > len(kept_texts):
         omitted["narration"] = narrated - len(kept_texts)
-    return SpanPlan(Selection(kept, earlier, kept_texts), omitted)
+    return _Decided(kept, earlier, kept_texts, omitted)

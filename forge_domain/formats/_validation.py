@@ -154,6 +154,7 @@ def _scan(context: Context, dialect: Dialect) -> Iterator[Violation]:
     if not len(context):
         yield _violation(0, "no_messages")
         return
+    system, user, assistant = Role.SYSTEM, Role.USER, Role.ASSISTANT  # (slow to look up)
     for index, message in enumerate(context):
         if isinstance(message, ToolResult):
             started = True
@@ -174,19 +175,19 @@ def _scan(context: Context, dialect: Dialect) -> Iterator[Violation]:
         pending.clear()
         answered.clear()
         role = message.role
-        if role == Role.SYSTEM:
+        if role == system:
             if started:
                 yield _violation(index, "system_not_first")
         else:
             if not turn_checked:
                 turn_checked = True
-                if role != Role.USER:
+                if role != user:
                     yield _violation(index, "first_turn_not_user")
             started = True
         if parts_checked and message.content is not None and not isinstance(message.content, str):
             yield from _part_violations(index, role.value, message.content)
         calls = message.tool_calls
-        if calls is not None and role != Role.ASSISTANT:
+        if calls is not None and role != assistant:
             yield _violation(index, "tool_calls_on_non_assistant", role=role.value)
         if calls:
             for position, call in enumerate(calls):

@@ -8,10 +8,10 @@ would have, and only the selected calls and texts become items.
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 
-from forge_domain._messages import Role
+from forge_domain._messages import Role, TextMessage, TextPart, ToolResult
 
 __all__: list[str] = []  # internal: ContextSummary.from_messages and forge_app's bounded build
 
@@ -26,8 +26,26 @@ class Selection:
     """Per call built, the calls of its operation left out before it (its line's ``earlier``)."""
     texts: Container[int] | None = None
     """Indexes of the assistant messages whose text is built; None: every one."""
+    visit: Sequence[int] | None = None
+    """Indexes of the messages read, ascending; None: every one. A message left out builds
+    nothing (no text, no selected call) and another message of its run of one speaker is
+    read, so blocks start and end where they would."""
+    results: Mapping[str, ToolResult] | None = None
+    """The span's results by call id (the newest of an id), when the caller has them."""
 
     def has_text(self, index: int, speaker: Role) -> bool:
         """True when the text of the message at ``index`` (written by ``speaker``) is built:
         user texts always are."""
         return speaker != Role.ASSISTANT or self.texts is None or index in self.texts
+
+
+def is_only_media(message: TextMessage) -> bool:
+    """True for a message of images or other non-text parts only, and no call: a summary
+    skips it (it neither adds an item nor ends a block)."""
+    content = message.content
+    return (
+        isinstance(content, tuple)
+        and bool(content)
+        and not any(isinstance(part, TextPart) for part in content)
+        and not message.tool_calls
+    )

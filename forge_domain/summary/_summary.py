@@ -31,8 +31,8 @@ from typing import Annotated, Literal, Protocol, Self, TypeAlias, cast
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
 
 from forge_domain._json import JsonObject, JsonValue
-from forge_domain._messages import ContextMessage, Role, TextMessage, TextPart, ToolCall, ToolResult
-from forge_domain.summary._selection import Selection
+from forge_domain._messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
+from forge_domain.summary._selection import Selection, is_only_media
 from forge_domain.tools._catalog import CallClassifier, ToolCatalog
 from forge_domain.tools._kinds import (
     FetchTool,
@@ -249,7 +249,11 @@ class ContextSummary(BaseModel):
         """
         catalog = catalog if catalog is not None else ToolCatalog.default()
         classifier = classifier if classifier is not None else catalog.classifier()
-        results = {m.call_id: m for m in messages if isinstance(m, ToolResult) and m.call_id}
+        results = (
+            selection.results
+            if selection is not None and selection.results is not None
+            else {m.call_id: m for m in messages if isinstance(m, ToolResult) and m.call_id}
+        )
         turns = text_turns(messages) if selection is None else NO_TURNS
         outputs: dict[int, ToolResult] = {}  # per text action answered in ``messages``
         skipped: set[int] = set()  # observations summarised with their action only
@@ -264,10 +268,13 @@ class ContextSummary(BaseModel):
         role = Role.SYSTEM
         buffer: list[SummaryItem] = []
         todos: tuple[Todo, ...] = ()
-        for index, message in enumerate(messages):
-            if not isinstance(message, TextMessage) or message.role == Role.SYSTEM:
+        visit = selection.visit if selection is not None else None
+        system = Role.SYSTEM  # (an enum's member is slow to look up)
+        for index in range(len(messages)) if visit is None else visit:
+            message = messages[index]
+            if not isinstance(message, TextMessage) or message.role == system:
                 continue
-            if index in skipped or _is_only_media(message):
+            if index in skipped or is_only_media(message):
                 continue
             speaker = Role.ASSISTANT if index in turns.orphans else message.role
             if speaker != role:
@@ -397,16 +404,6 @@ def _joined(run: list[SummaryBlock]) -> SummaryBlock:
     if len(run) == 1:
         return run[0]
     return run[0].model_copy(update={"contents": tuple(i for b in run for i in b.contents)})
-
-
-def _is_only_media(message: TextMessage) -> bool:
-    content = message.content
-    return (
-        isinstance(content, tuple)
-        and bool(content)
-        and not any(isinstance(part, TextPart) for part in content)
-        and not message.tool_calls
-    )
 
 
 def _item_to_forge(item: SummaryItem) -> JsonObject:

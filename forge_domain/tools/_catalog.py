@@ -40,6 +40,7 @@ from forge_domain.tools._items import (
     _generic_tool,
     _todos,
     argument_excerpt,
+    excerpt_of,
 )
 from forge_domain.tools._kinds import McpTool, SummaryTool
 from forge_domain.tools._outcome import (
@@ -244,7 +245,8 @@ class CallClassifier:
                         return tools
         if rule.mcp:
             return (McpTool(name=call.name),)
-        return (_generic_tool(call.name, argument_excerpt(call)),)
+        excerpt = argument_excerpt(call) if arguments is None else excerpt_of(arguments)
+        return (_generic_tool(call.name, excerpt),)
 
     def written_todos(self, call: ToolCall) -> tuple[Todo, ...] | None:
         """The todo items ``call`` writes (see :meth:`ToolCatalog.written_todos`)."""

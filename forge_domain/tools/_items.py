@@ -63,9 +63,17 @@ def argument_excerpt(call: ToolCall) -> str:
     try:
         value = call.parsed_arguments
     except InvalidArguments:
-        text = " ".join(call.arguments.split())
-    else:
-        text = _json_head(value, EXCERPT_CHARS + 1)
+        return _excerpt(" ".join(call.arguments.split()))
+    return excerpt_of(value)
+
+
+def excerpt_of(value: JsonValue) -> str:
+    """:func:`argument_excerpt` of a call whose arguments parse to ``value`` (for a caller
+    that has parsed them already: an edit's arguments can hold pages of code)."""
+    return _excerpt(_json_head(value, EXCERPT_CHARS + 1))
+
+
+def _excerpt(text: str) -> str:
     if text in ("{}", ""):
         return ""
     return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1] + "…"
@@ -170,7 +178,7 @@ def _builder(spec: ToolSpec) -> _Build:
             )
         case "excerpt":
             return lambda call, arguments, output, todos: (
-                _generic_tool(call.name, argument_excerpt(call)),
+                _generic_tool(call.name, excerpt_of(arguments)),
             )
         case unknown:
             assert_never(unknown)

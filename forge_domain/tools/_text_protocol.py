@@ -151,18 +151,22 @@ def text_turns(messages: Sequence[ContextMessage]) -> TextTurns:
     orphans: list[int] = []
     previous: int | None = None  # the last assistant message without tool calls
     seen = False  # an assistant or user message came before
+    system, speaks = Role.SYSTEM, Role.ASSISTANT  # (an enum's member is slow to look up)
     for index, message in enumerate(messages):
-        if not isinstance(message, TextMessage) or message.role == Role.SYSTEM:
+        if not isinstance(message, TextMessage):
+            continue
+        role = message.role
+        if role == system:
             continue
         first, seen = not seen, True
-        if message.role == Role.ASSISTANT:
+        if role == speaks:
             previous = None if message.tool_calls else index
             continue
-        marked = looks_like_observation(message.text)
-        if previous is None:
-            if first and marked:
+        if previous is None:  # only a span's first message can be an orphan observation
+            if first and looks_like_observation(message.text):
                 orphans.append(index)
             continue
+        marked = looks_like_observation(message.text)
         assistant, previous = previous, None
         action = text_action(messages[assistant].text)
         if action is not None and (marked or action.ends_message):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from itertools import accumulate
 
 import pytest
@@ -191,3 +192,41 @@ def test_bounded_build_keeps_blocks_whose_calls_are_counted_later() -> None:
     actual = _fitted(fixture, 10**7, bounded=True)[1]
     expected = _fitted(fixture, 10**7, bounded=False)[1]
     assert (actual, actual.count("Run the tests again")) == (expected, 12)
+
+
+def _mixed_turns() -> list[ContextMessage]:
+    """Turns with image-only and empty user messages between assistant blocks, narration,
+    repeated asks and repeated reads: runs of one speaker that build nothing."""
+    fixture: list[ContextMessage] = []
+    for turn in range(40):
+        fixture.append(
+            TextMessage.user("Run the tests again, please." if turn % 3 else f"Ask {turn}")
+        )
+        if turn % 4 == 1:
+            fixture.append(TextMessage.image(f"https://example.com/{turn}.png"))
+        if turn % 5 == 2:
+            fixture.append(TextMessage.user(""))
+        calls = tuple(_read(f"c{turn}_{i}", f"src/m{(turn + i) % 7}.py") for i in range(4))
+        fixture.append(
+            TextMessage.assistant(f"Reading {turn}." if turn % 2 else "", tool_calls=calls)
+        )
+        fixture += [ToolResult(call_id=call.id, content="x = 1\n" * 20) for call in calls]
+        if turn % 6 == 0:
+            fixture.append(TextMessage.image(f"https://example.com/a{turn}.png"))
+        fixture.append(TextMessage.assistant(f"Done with {turn}."))
+    return fixture
+
+
+@pytest.mark.parametrize("max_chars", [800, 2_000, 8_000, 10**7])
+@pytest.mark.parametrize("fixture", ["mixed", "generated"])
+def test_selected_build_reads_only_what_builds_an_item(fixture: str, max_chars: int) -> None:
+    """The plan names the messages to read: those that build an item, and one of each run of
+    a speaker; the summary is the one a read of every message gives."""
+    messages = _mixed_turns() if fixture == "mixed" else _generated(800, seed=2)
+    plan = plan_span(messages, _CATALOG, _CATALOG.classifier(), max_chars, 2_000)
+    assert plan is not None
+    assert plan.selection.visit is not None
+    every = replace(plan.selection, visit=None, results=None)
+    actual = ContextSummary.from_messages(messages, _CATALOG, selection=plan.selection)
+    expected = ContextSummary.from_messages(messages, _CATALOG, selection=every)
+    assert (actual, len(plan.selection.visit) < len(messages)) == (expected, True)

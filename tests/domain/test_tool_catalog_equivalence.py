@@ -16,7 +16,7 @@ from forge_domain.tools import (
     output_outcome,
     output_reports_failure,
 )
-from forge_domain.tools._items import EXCERPT_CHARS, argument_excerpt
+from forge_domain.tools._items import EXCERPT_CHARS, argument_excerpt, excerpt_of
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=300),
@@ -44,6 +44,16 @@ def _plain_excerpt(arguments: object) -> str:
 def test_argument_excerpt_is_the_cut_compact_json(arguments):
     call = ToolCall(id="c", name="anything", arguments=json.dumps(arguments))
     assert argument_excerpt(call) == _plain_excerpt(arguments)
+    assert excerpt_of(arguments) == _plain_excerpt(arguments)  # the catalog's, parsed once
+
+
+@given(ARGUMENTS)
+def test_a_generic_line_is_the_excerpt_of_the_arguments(arguments):
+    """A tool the catalog does not know reads its arguments once (excerpt_of) and gets the
+    same generic line as the excerpt of the call's text."""
+    call = ToolCall(id="c", name="not_in_the_catalog", arguments=json.dumps(arguments))
+    (tool,) = ToolCatalog.default().classify(call)
+    assert tool.arguments == _plain_excerpt(arguments)
 
 
 _RETURNCODE = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")

@@ -1,0 +1,87 @@
+"""Leaving out, before the fit, the user asks the fit is certain to drop (:func:`bound_asks`).
+
+A chat of tens of thousands of user asks, summarised for a frame of a few thousand
+tokens, keeps a few hundred of them: :func:`~forge_app.summary._fit_summary.fit_summary`
+first applies every other cut (assistant texts, plain tool lines, repeated asks, old
+errors), cuts the asks to ``MIN_TEXT_LIMIT`` characters, and only then drops the oldest
+asks, the fewest that fit (found render by render). Each of those renders draws every ask.
+
+When the newest asks alone, cut that short, are already over the limit, the older ones
+are dropped whatever happens: :func:`bound_asks` applies the fit's hardest cut and drops
+those asks itself, counted in the omission note as the fit counts them (``user asks``;
+repeated ones were already ``repeated user asks``), so the fit draws a frame of the
+newest asks only and drops the same ones after them. It checks by one render that what
+it leaves is still over the limit even cut hardest (then the fit's result is the same:
+the fit of the whole summary would reach that cut too); otherwise the summary is given
+back as it was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from forge_app.summary._budget import MIN_TEXT_LIMIT, truncate_text
+from forge_app.summary._fit_summary import (
+    _TEXT_CHARS,
+    _asks_limited,
+    _candidates,
+    _repeated_asks,
+    _user_texts,
+)
+from forge_app.summary._omission import Position, without_items
+from forge_domain import Role
+from forge_domain.summary import ContextSummary, SummaryItem, TextItem
+from forge_domain.summary._summary import OmittedKind
+
+__all__: list[str] = []  # internal: used by the compactor
+
+KEPT_SHARE = 2
+"""How many times the limit the newest asks kept add up to (cut short), at least."""
+
+
+def bound_asks(
+    summary: ContextSummary, render: Callable[[ContextSummary], str], max_chars: int
+) -> ContextSummary:
+    """``summary`` cut as :func:`fit_summary` would cut it anyway, without the oldest asks
+    certain to be dropped (see the module); ``summary`` itself when none is certain."""
+    reduced = cut_for(summary, KEPT_SHARE * max_chars)
+    if reduced is None or len(render(_asks_limited(reduced, MIN_TEXT_LIMIT))) <= max_chars:
+        return summary  # the fit might keep a dropped ask: leave the choice to it
+    return reduced
+
+
+def cut_for(summary: ContextSummary, kept_chars: float) -> ContextSummary | None:
+    """``summary`` with the fit's every cut but the asks' applied and the asks older than
+    the newest ones adding up to over ``kept_chars`` (cut short) dropped, counted as the fit
+    counts them; None when no ask is older, or when the note would go elsewhere than the
+    fit puts it (where the first dropped ask was: no other note, no assistant item dropped).
+    Not checked: :func:`bound_asks` checks it by a render."""
+    repeated = {position for position, _ in _repeated_asks(summary)}
+    asks = [position for position, item in _user_texts(summary) if position not in repeated]
+    texts = {position: item.text for position, item in _user_texts(summary)}
+    total = 0
+    kept = 0
+    for position in reversed(asks):  # newest first: the fit drops the oldest
+        if total > kept_chars:
+            break
+        total += len(truncate_text(texts[position], MIN_TEXT_LIMIT)) + _TEXT_CHARS
+        kept += 1
+    dropped = asks[: len(asks) - kept]
+    if not dropped:
+        return None
+    drops: dict[Position, OmittedKind] = {}
+    replaced: dict[Position, SummaryItem] = {}
+    for position, _, change in _candidates(summary):
+        if isinstance(change, str):
+            drops[position] = change
+        else:
+            replaced[position] = change
+    has_note = any(
+        isinstance(item, TextItem) and item.is_omission
+        for block in summary.blocks
+        for item in block.contents
+    )
+    if not has_note and all(summary.blocks[b].role != Role.ASSISTANT for b, _ in drops):
+        return None
+    drops.update(dict.fromkeys(dropped, "ask"))
+    return without_items(summary, drops, replaced)
