@@ -19,7 +19,7 @@ from forge_app.files._transcripts import parse_transcript, read_transcript, writ
 from forge_domain import Compact, messages_from_anthropic, messages_from_responses
 from forge_domain.formats import find_format_violations
 from forge_domain.openai_format import message_to_openai
-from tests.app.test_cli import forge
+from tests.app.cli_process import forge
 from tests.app.test_formats_fixtures import claude_code_messages, codex_items
 from tests.profiles import examples
 

@@ -27,7 +27,7 @@ from forge_domain.formats import (
 )
 from forge_domain.openai_format import message_to_openai, messages_from_openai
 from forge_domain.token_count import context_tokens
-from tests.app.test_cli import forge
+from tests.app.cli_process import forge
 from tests.sessions import SESSIONS
 
 SESSION_FILES = sorted(SESSIONS.glob("*.json"))

@@ -20,7 +20,7 @@ from forge_app.files._transcripts import read_transcript
 from forge_app.runtime._replay import Replay
 from forge_domain import Agent, Compact, Context
 from forge_domain.token_count import CHARS_METER, context_tokens
-from tests.app.test_cli import forge
+from tests.app.cli_process import forge
 from tests.sessions import SESSIONS
 
 SESSION = SESSIONS / "openhands-llama4-ponyc-4595.json"
