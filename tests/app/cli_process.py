@@ -13,7 +13,8 @@ start-up and of the script as installed use it (``tests/app/test_cli.py`` and at
 one test of every command). A run whose environment differs from the warm server's in
 a variable that may be read before ``main()`` (``PYTHONPATH``, ``COLUMNS``, which the
 CLI's consoles read when they are built at import, anything not in ``RUN_TIME_ONLY``)
-is fresh too, so a warm run always sees the environment it asked for.
+is fresh too, so a warm run always sees the environment it asked for. ``FORGE_TEST_CLI=fresh``
+makes every run fresh.
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ DEFAULT_ENV = {"COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"}
 RUN_TIME_ONLY = ("OPENAI_", "FORGE_", "XDG_DATA_HOME", "PYTEST_CURRENT_TEST")
 """Variables (prefixes) nothing reads at import: a warm run may differ from its server in them."""
 TIMEOUT = 120.0
+MODE_ENV = "FORGE_TEST_CLI"
+"""``FORGE_TEST_CLI=fresh`` runs every CLI test in a fresh interpreter (the suite before the
+warm server; ``benchmarks/SUITE.md`` measures both)."""
 
 
 def script() -> str:
@@ -69,7 +73,7 @@ def forge(
     """Run ``forge-compact ARGS`` with no provider configured and a wide, colourless terminal."""
     argv = [script(), *map(str, args)]
     environ = environment(env)
-    if not fresh:
+    if not fresh and os.environ.get(MODE_ENV, "warm") != "fresh":
         server = _server()
         if server.can_run(environ):
             return server.run(argv, cwd=cwd, stdin=stdin, env=environ)
