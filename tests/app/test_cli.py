@@ -1,18 +1,16 @@
-"""The installed ``forge-compact`` console script, run in a subprocess on real sessions."""
+"""The installed ``forge-compact`` console script, run in a fresh interpreter on real sessions."""
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from forge_app.files._transcripts import read_transcript
 from forge_domain.formats import find_violations
+from tests.app.cli_process import forge as cli_forge
+from tests.app.cli_process import script
 from tests.sessions import SESSIONS
 
 needs_sessions = pytest.mark.skipif(
@@ -23,11 +21,7 @@ SMALL = SESSIONS / "sweagent-gpt4o-testrepo.json"
 
 
 def _script() -> str:
-    beside = Path(sys.executable).parent / "forge-compact"
-    found = str(beside) if beside.exists() else shutil.which("forge-compact")
-    if found is None:
-        pytest.fail("the forge-compact console script is not installed (pip install -e .)")
-    return found
+    return script()
 
 
 def forge(
@@ -36,19 +30,11 @@ def forge(
     stdin: str | None = None,
     env: dict[str, str] | None = None,
 ):
-    """Run the installed script with no provider configured and a wide, colourless terminal."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
-    environ.update({"COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb", **(env or {})})
-    return subprocess.run(
-        [_script(), *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=environ,
-        input=stdin,
-        timeout=120,
-        check=False,
-    )
+    """Run the installed script itself, a fresh interpreter (``cli_process.forge``, fresh).
+
+    The other CLI tests import ``forge`` from ``tests.app.cli_process`` (a warm process).
+    """
+    return cli_forge(*args, cwd=cwd, stdin=stdin, env=env, fresh=True)
 
 
 def recount(path: Path) -> tuple[int, int]:

@@ -14,7 +14,7 @@ from rich.console import Console
 from forge_app.cli.batch import find_transcripts
 from forge_app.cli.compacting import CompactionMetrics
 from forge_app.cli.report import batch_table
-from tests.app.test_cli import forge
+from tests.app.cli_process import forge
 from tests.sessions import SESSIONS
 
 SMALL = SESSIONS / "sweagent-gpt4o-testrepo.json"

@@ -19,7 +19,8 @@ from forge_app.cli._chart_axes import Sample, axes_for
 from forge_app.cli._chart_png import timeline_png
 from forge_app.compaction import is_summary_message
 from forge_app.files import read_transcript
-from tests.app.test_cli import forge, needs_sessions
+from tests.app.cli_process import forge
+from tests.app.test_cli import needs_sessions
 from tests.sessions import SESSIONS
 
 REPO = Path(__file__).resolve().parents[2]

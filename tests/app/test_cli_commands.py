@@ -11,8 +11,9 @@ import pytest
 
 from forge_app.files._transcripts import read_transcript
 from forge_domain.formats import find_violations
+from tests.app.cli_process import forge
 from tests.app.fake_openai_server import FakeOpenAIServer, Reply
-from tests.app.test_cli import ORPHAN, SMALL, forge, needs_sessions
+from tests.app.test_cli import ORPHAN, SMALL, needs_sessions
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO_SESSION = REPO / "forge_app" / "demo" / "session.json"
@@ -28,7 +29,7 @@ def _child_cpu_seconds() -> float:
 def test_cli_demo_runs_offline_in_seconds(tmp_path):
     """CPU time, not wall time: a loaded CI machine must not make the check flaky."""
     started = _child_cpu_seconds()
-    result = forge("demo", "-o", tmp_path)
+    result = forge("demo", "-o", tmp_path, fresh=True)  # its CPU is this process's child
     elapsed = _child_cpu_seconds() - started
     chart = ET.parse(tmp_path / "timeline.svg").getroot()
     actual = {
@@ -87,7 +88,7 @@ def test_cli_replay_writes_a_png_chart(tmp_path):
 
 @needs_sessions
 def test_cli_replay_default_agent_on_small_session_never_compacts():
-    result = forge("replay", SMALL)
+    result = forge("replay", SMALL, fresh=True)
     assert (result.returncode, "0 compactions" in result.stderr) == (0, True), result.stderr
 
 
@@ -148,7 +149,7 @@ def test_cli_run_talks_to_an_openai_compatible_endpoint(tmp_path):
         server.script(Reply.text("forty-two"))
         result = forge(
             "run", agent, "What is the answer?", "-o", tmp_path / "out.json",
-            env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test-key"},
+            env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "test-key"}, fresh=True,
         )  # fmt: skip
         sent = server.requests
     roles = [m["role"] for m in json.loads((tmp_path / "out.json").read_text())]

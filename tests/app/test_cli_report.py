@@ -16,10 +16,11 @@ from forge_app.evaluation import evaluate
 from forge_app.files._agents import load_agent
 from forge_app.files._transcripts import read_transcript
 from forge_app.store import open_store
+from tests.app.cli_process import forge
 from tests.app.headless import missing_reason, render
 from tests.app.report_page import page_figures
 from tests.app.secret_fakes import SECRET_FAKES
-from tests.app.test_cli import forge, needs_sessions
+from tests.app.test_cli import needs_sessions
 from tests.sessions import SESSIONS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -284,7 +285,7 @@ def test_report_command_imports_its_page_modules_only_when_it_runs():
 def test_report_bad_input_is_one_line_and_exit_2(tmp_path):
     session = tmp_path / "broken.json"
     session.write_text("{not json", encoding="utf-8")
-    result = forge("report", session, "-o", tmp_path / "page.html")
+    result = forge("report", session, "-o", tmp_path / "page.html", fresh=True)
     assert (result.returncode, len(result.stderr.strip().splitlines())) == (2, 1)
     assert not (tmp_path / "page.html").exists()
 

@@ -6,8 +6,8 @@ import re
 
 from forge_app.files._transcripts import read_transcript
 from forge_domain.formats import find_violations
+from tests.app.cli_process import forge
 from tests.app.fake_openai_server import FakeOpenAIServer, Json, Reply
-from tests.app.test_cli import forge
 
 AGENT = """\
 agents:

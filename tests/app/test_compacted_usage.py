@@ -20,7 +20,7 @@ from forge_app.files._transcripts import parse_transcript
 from forge_domain import Context
 from forge_domain.formats import messages_to_format
 from forge_domain.formats._openai import messages_from_openai
-from tests.app.test_cli import forge
+from tests.app.cli_process import forge
 from tests.sessions import session_paths
 
 FILE_FORMATS = ["openai", "anthropic", "responses", "claude-code", "codex"]

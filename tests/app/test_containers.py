@@ -23,7 +23,7 @@ from forge_domain.formats import (
     messages_from_anthropic,
     messages_from_responses,
 )
-from tests.app.test_cli import forge
+from tests.app.cli_process import forge
 from tests.app.test_formats_fixtures import claude_code_messages, codex_items
 from tests.profiles import examples
 

@@ -20,9 +20,9 @@ from forge_app.runtime._orchestrator import Orchestrator, RetryPolicy
 from forge_domain import Agent
 from forge_domain._messages import CHARS_PER_TOKEN
 from forge_domain.formats import find_violations
+from tests.app.cli_process import forge
 from tests.app.engine_sessions import coding_agent, coding_session
 from tests.app.fake_openai_server import FakeOpenAIServer, Reply
-from tests.app.test_cli import forge
 
 DEADLINE = 1.0
 """The deadline the tests set, in seconds."""

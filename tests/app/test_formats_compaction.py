@@ -27,7 +27,7 @@ from forge_domain.formats import (
     messages_to_format,
 )
 from forge_domain.formats._openai import messages_from_openai
-from tests.app.test_cli import forge
+from tests.app.cli_process import forge
 from tests.sessions import SESSIONS
 
 SESSION_FILES = sorted(SESSIONS.glob("*.json"))

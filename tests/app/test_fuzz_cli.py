@@ -27,8 +27,8 @@ from forge_app.cli.console import MAX_ERROR_CHARS
 from forge_app.errors import TranscriptError
 from forge_app.files._transcripts import read_transcript
 from forge_domain.formats import find_violations
+from tests.app.cli_process import forge
 from tests.app.hostile_inputs import DOCUMENTS, VALID
-from tests.app.test_cli import forge
 from tests.profiles import examples
 
 ERROR_PREFIX = "forge-compact: error: "

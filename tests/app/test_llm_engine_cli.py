@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.app.cli_process import forge
 from tests.app.fake_openai_server import FakeOpenAIServer, Reply
-from tests.app.test_cli import forge
 from tests.sessions import SESSIONS
 
 pytestmark = pytest.mark.skipif(not SESSIONS.is_dir(), reason="shared sessions not present")

@@ -20,7 +20,8 @@ import pytest
 from forge_app.cli.demo import bundled_files
 from forge_app.errors import OutputIsInput, OutputNotWritten
 from forge_app.files._atomic import check_outputs, ensure_not_an_input
-from tests.app.test_cli import _script, forge
+from tests.app.cli_process import forge
+from tests.app.test_cli import _script
 
 SESSION = [
     {"role": "system", "content": "You are a coding agent."},

@@ -19,7 +19,7 @@ from forge_app.files._tokenizer import CHARS, TokenizerLoader, load_tokenizer
 from forge_app.files._transcripts import read_transcript
 from forge_app.runtime._replay import Replay
 from forge_domain import CHARS_METER, Agent, Compact, Context, context_tokens
-from tests.app.test_cli import forge
+from tests.app.cli_process import forge
 from tests.sessions import SESSIONS
 
 SESSION = SESSIONS / "openhands-llama4-ponyc-4595.json"

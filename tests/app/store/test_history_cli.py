@@ -8,7 +8,8 @@ import sqlite3
 
 import pytest
 
-from tests.app.test_cli import SESSIONS, forge
+from tests.app.cli_process import forge
+from tests.app.test_cli import SESSIONS
 
 SESSION = SESSIONS / "msa-deepseek-django-15400.json"
 needs_session = pytest.mark.skipif(not SESSION.is_file(), reason="shared sessions missing")
@@ -60,7 +61,7 @@ def test_history_compact_with_store_archives_and_export_gives_the_input_back(sto
 def test_history_replay_with_store_then_list_show_search(store_url):
     replayed = forge("replay", SESSION, "--store", store_url)
     conversation = _only_conversation(store_url)
-    listed = forge("history", "list", "--store", store_url)
+    listed = forge("history", "list", "--store", store_url, fresh=True)
     shown = forge("history", "show", conversation, "--store", store_url)
     searched = forge(
         "history", "search", "SimpleLazyObject radd", "--store", store_url, "-c", conversation

@@ -16,7 +16,8 @@ import pytest
 from forge_app.errors import StoreError
 from forge_app.store import ConversationRecorder, open_store
 from forge_domain import Context, TextMessage
-from tests.app.test_cli import SESSIONS, forge
+from tests.app.cli_process import forge
+from tests.app.test_cli import SESSIONS
 
 SMALL = SESSIONS / "sweagent-gpt4o-testrepo.json"
 DJANGO = SESSIONS / "msa-deepseek-django-15400.json"

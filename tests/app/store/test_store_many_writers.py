@@ -30,7 +30,9 @@ from forge_domain.formats import find_violations
 WINDOW = 3_000
 ROUNDS = 12
 REF = re.compile(r"\[archived: ref ([ct][0-9]+)")
-SPAWN = multiprocessing.get_context("spawn")
+SPAWN = multiprocessing.get_context("forkserver")
+"""Writers are forked from a fresh interpreter that imported this module once (not from
+the pytest process, whose threads and state they must not inherit)."""
 FILLER = "lorem ipsum dolor sit amet " * 20
 SEEN = ("conversation_reread", "compaction_reapplied", "compaction_failed")
 
@@ -83,6 +85,7 @@ def _start(url: str) -> None:
 @pytest.mark.parametrize("writers", [2, 4, 8])
 def test_store_many_writers_on_one_conversation_lose_nothing(store_url, writers, tmp_path):
     _start(store_url)
+    SPAWN.set_forkserver_preload([__name__])  # when this test starts the fork server
     barrier = SPAWN.Barrier(writers)
     outs = [tmp_path / f"W{k}.json" for k in range(writers)]
     jobs = [
