@@ -8,6 +8,10 @@ and returns None for any other, which the general reader then reads.
 
 from __future__ import annotations
 
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
 from forge_domain._messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
 from forge_domain._token_estimates import CHARS_PER_TOKEN
 
@@ -18,6 +22,38 @@ _PLAIN_TEXT_KEYS = frozenset({"role", "content", "tool_calls"})
 _PLAIN_TOOL_KEYS = frozenset({"role", "tool_call_id", "content"})
 _PLAIN_CALL_KEYS = frozenset({"id", "type", "function"})
 _PLAIN_FUNCTION_KEYS = frozenset({"name", "arguments"})
+
+_Model = TypeVar("_Model", bound=BaseModel)
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _defaults(model: type[BaseModel], made: tuple[str, ...]) -> dict[str, Any]:
+    """The fields of ``model`` before its last, ``made``, ones (each a new dict by
+    default), with their defaults (required fields: None, for the caller to fill)."""
+    fields = model.model_fields
+    if tuple(fields)[-len(made) :] != made or any(
+        fields[k].default_factory is not dict for k in made
+    ):  # pragma: no cover - a model changed: this reader must follow it
+        raise TypeError(f"{model.__name__}: fields {made} are not its last, made by dict()")
+    return {k: None if f.is_required() else f.default for k, f in fields.items() if k not in made}
+
+
+_TEXT_DEFAULTS = _defaults(TextMessage, ("extra",))
+_RESULT_DEFAULTS = _defaults(ToolResult, ("extra",))
+_CALL_DEFAULTS = _defaults(ToolCall, ("function_extra", "extra"))
+
+
+def _built(model: type[_Model], fields: dict[str, Any], set_names: tuple[str, ...]) -> _Model:
+    """What ``model(**{name: fields[name] for name in set_names})`` builds, without its
+    validation: ``fields`` holds every field, of the types the model declares (checked by
+    the caller: plain strings, a :class:`Role`, tuples of built calls)."""
+    built = _new(model)
+    _set(built, "__dict__", fields)
+    _set(built, "__pydantic_fields_set__", set(set_names))
+    _set(built, "__pydantic_extra__", None)
+    _set(built, "__pydantic_private__", None)
+    return built
 
 
 def _plain_message(raw: object) -> ContextMessage | None:
@@ -43,21 +79,25 @@ def _plain_message(raw: object) -> ContextMessage | None:
             return None
         if not call_id:
             return None
-        return _estimated(ToolResult(call_id=call_id, content=content), len(content))
+        fields = {**_RESULT_DEFAULTS, "call_id": call_id, "content": content, "extra": {}}
+        result = _built(ToolResult, fields, ("call_id", "content"))
+        return _estimated(result, len(content))
     if type(role) is not str or role not in _PLAIN_ROLES or not raw.keys() <= _PLAIN_TEXT_KEYS:
         return None
     if "content" not in raw or not (content is None or type(content) is str):
         return None
     chars = 0 if content is None else len(content)
     if "tool_calls" not in raw:
-        return _estimated(TextMessage(role=_PLAIN_ROLES[role], content=content), chars)
+        fields = {**_TEXT_DEFAULTS, "role": _PLAIN_ROLES[role], "content": content, "extra": {}}
+        return _estimated(_built(TextMessage, fields, ("role", "content")), chars)
     calls = _plain_calls(raw["tool_calls"])
     if calls is None:
         return None
     for call in calls:
         chars += len(call.name) + len(call.arguments)
-    message = TextMessage(role=_PLAIN_ROLES[role], content=content, tool_calls=calls)
-    return _estimated(message, chars)
+    fields = {**_TEXT_DEFAULTS, "role": _PLAIN_ROLES[role], "content": content, "extra": {}}
+    fields["tool_calls"] = calls
+    return _estimated(_built(TextMessage, fields, ("role", "content", "tool_calls")), chars)
 
 
 def _estimated(message: TextMessage | ToolResult, chars: int) -> ContextMessage:
@@ -83,5 +123,7 @@ def _plain_calls(raw: object) -> tuple[ToolCall, ...] | None:
             return None
         if type(call_id) is not str or not call_id or type(name) is not str or not name:
             return None
-        calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+        fields = {**_CALL_DEFAULTS, "id": call_id, "name": name, "arguments": arguments}
+        fields["function_extra"], fields["extra"] = {}, {}
+        calls.append(_built(ToolCall, fields, ("id", "name", "arguments")))
     return tuple(calls)

@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from forge_domain import JsonObject
+from forge_domain import JsonObject, Role, TextMessage, ToolCall, ToolResult
 from forge_domain.formats import message_from_openai, message_to_openai
 from forge_domain.formats._openai import messages_from_openai
 from forge_domain.formats._openai_plain import _plain_message
@@ -138,3 +138,45 @@ def test_messages_from_openai_reads_each_shared_session_as_the_general_reader(pa
         expected,
         [m.approx_tokens for m in expected],
     )
+
+
+def _state(model: object) -> tuple[object, ...]:
+    """Everything a pydantic model instance holds: its fields (the stored estimate left
+    out), which were set, its extra and private values, and the same of its calls."""
+    fields = {k: v for k, v in vars(model).items() if k != "approx_tokens"}
+    calls = tuple(_state(call) for call in getattr(model, "tool_calls", None) or ())
+    return (
+        type(model),
+        fields,
+        list(fields),
+        model.__pydantic_fields_set__,  # type: ignore[attr-defined]
+        model.__pydantic_extra__,  # type: ignore[attr-defined]
+        model.__pydantic_private__,  # type: ignore[attr-defined]
+        calls,
+    )
+
+
+def _validated(raw: JsonObject) -> object:
+    """The validated model of the fields of plain ``raw`` that differ from their defaults."""
+    if raw["role"] == "tool":
+        return ToolResult(call_id=raw["tool_call_id"], content=raw["content"])
+    role = Role(raw["role"])
+    if "tool_calls" not in raw:
+        return TextMessage(role=role, content=raw["content"])
+    calls = tuple(
+        ToolCall(id=c["id"], name=c["function"]["name"], arguments=c["function"]["arguments"])
+        for c in raw["tool_calls"]
+    )
+    return TextMessage(role=role, content=raw["content"], tool_calls=calls)
+
+
+@pytest.mark.parametrize(("name", "raw"), PLAIN, ids=[n for n, _ in PLAIN])
+def test_plain_reader_builds_the_validated_model_s_state(name, raw):
+    read = _plain_message(raw)
+    assert read is not None
+
+    assert _state(read) == _state(_validated(raw))
+    assert read.model_dump(exclude_unset=True) == _validated(raw).model_dump(  # type: ignore[attr-defined]
+        exclude_unset=True
+    )
+    assert read.extra is not _plain_message(raw).extra  # type: ignore[union-attr]
