@@ -1,7 +1,7 @@
 """The plain-shape reader of OpenAI messages builds what the general reader builds.
 
 ``messages_from_openai`` reads messages of the plain shape most transcripts hold with
-``_plain_message`` (validated construction of the fields that differ from their defaults)
+``_plain_message`` (the validated model's state, built without validation)
 and every other message with ``message_from_openai``. Both must give equal messages, with
 equal estimates, that write back to the input, in the input's order.
 """
