@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from forge_app.cli.console import counted, err
+from forge_app.cli.console import counted, err, print_streamed
 from forge_app.cli.history import opened_store, source_stem, store_file
 from forge_app.cli.options import (
     AgentId,
@@ -221,7 +221,7 @@ def replay_command(
             err.print(f"stored as conversation {replayed.conversation.id} in {session_store.url}")
     threshold = chosen.compaction_threshold()
     title = f"replay of {session} with agent {chosen.id}"
-    err.print(timeline_table(turns, threshold, title))
+    print_streamed(err, timeline_table(turns, threshold, title))
     err.print(replay_summary(turns))
     if output is not None:
         write_transcript(output, transcript.with_context(replayed.conversation.context))
