@@ -41,7 +41,7 @@ def print_streamed(console: Console, renderable: RenderableType) -> None:
         console.render(renderable, options), console.width, pad=False
     )
     while chunk := list(islice(lines, STREAMED_LINES)):
-        console.print(Segments(chain.from_iterable(chunk)))
+        console.print(Segments(chain.from_iterable(chunk)), crop=False)  # cropped above
 
 
 def counted(count: int, noun: str) -> str:
