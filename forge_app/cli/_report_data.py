@@ -22,6 +22,7 @@ from forge_app.compaction import is_summary_message
 from forge_app.evaluation import (
     FactCheck,
     PromptCost,
+    PromptCostSum,
     extract_facts,
     fact_checks,
     prompt_cost,
@@ -246,8 +247,9 @@ async def collect(
 ) -> ReportData:
     """Replay ``transcript`` under ``agent`` and gather what the page shows."""
     capture = _Capture(store)
+    cost = PromptCostSum()  # added up as each request is sent: the replay keeps none
     turns, replayed = await replay_turns(
-        transcript, agent, store, meter, observers=[(capture.name, capture)]
+        transcript, agent, store, meter, observers=[(capture.name, capture)], on_request=[cost.add]
     )
     messages = tuple(transcript.context)
     final = replayed.conversation.context
@@ -263,7 +265,7 @@ async def collect(
             replace(fact, text=shown(fact.text, FACT_CHARS))
             for fact in fact_checks(extract_facts(messages), final)
         ),
-        cost=prompt_cost([tuple(c) for c in replayed.model.sent], discount=discount),
+        cost=cost.cost(discount=discount),
         cost_uncompacted=prompt_cost(uncompacted_requests(messages), discount=discount),
         discount=discount,
         stored_as=replayed.conversation.id if store is not None else None,

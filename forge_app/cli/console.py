@@ -6,10 +6,12 @@ given, violation lines of ``validate``), so it can be piped.
 
 from __future__ import annotations
 
+from itertools import chain, islice
 from typing import Protocol, cast
 
 import typer
-from rich.console import Console
+from rich.console import Console, RenderableType
+from rich.segment import Segment, Segments
 
 err = Console(stderr=True, highlight=False, soft_wrap=False, markup=False, emoji=False)
 """Human-readable output: tables, progress, timelines.
@@ -18,6 +20,28 @@ Strings are printed as text, never read as console markup (``[/INST]`` in a stor
 message or a query is shown as it is): style our own words with ``rich.text.Text``."""
 out = Console(highlight=False, soft_wrap=True, markup=False, emoji=False)
 """Machine-readable output (text, never markup)."""
+
+
+STREAMED_LINES = 1000
+"""Lines of a long renderable written at a time by :func:`print_streamed`."""
+
+
+def print_streamed(console: Console, renderable: RenderableType) -> None:
+    """``console.print(renderable)``, written ``STREAMED_LINES`` lines at a time.
+
+    ``Console.print`` builds every segment of what it prints before writing any: for a
+    replay's timeline of 50,000 turns, hundreds of megabytes. The lines here are the
+    ones ``print`` would write (rendered with its options, split and cropped to the
+    width), so the output is the same, byte for byte.
+    """
+    options = console.options.update(
+        justify=None, overflow=None, no_wrap=None, markup=None, highlight=None, height=None
+    )
+    lines = Segment.split_and_crop_lines(
+        console.render(renderable, options), console.width, pad=False
+    )
+    while chunk := list(islice(lines, STREAMED_LINES)):
+        console.print(Segments(chain.from_iterable(chunk)), crop=False)  # cropped above
 
 
 def counted(count: int, noun: str) -> str:

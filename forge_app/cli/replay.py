@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from forge_app.cli.console import counted, err
+from forge_app.cli.console import counted, err, print_streamed
 from forge_app.cli.history import opened_store, source_stem, store_file
 from forge_app.cli.options import (
     AgentId,
@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # the runtime, the store and the charts load when a command u
     from forge_app.runtime._dispatch import NamedPlugin
     from forge_app.runtime._replay import Replay, ReplayTurn
     from forge_app.store import SessionStore
-    from forge_domain import Agent, CompactionResult, TokenCount, TokenMeter
+    from forge_domain import Agent, CompactionResult, Context, TokenCount, TokenMeter
 
 BAR_WIDTH = 20
 
@@ -43,8 +43,10 @@ async def replay_turns(
     meter: TokenMeter | None = None,
     observers: Sequence[NamedPlugin] = (),
     conversation_id: str | None = None,
+    on_request: Sequence[Callable[[Context], None]] = (),
 ) -> tuple[list[ReplayTurn], Replay]:
-    """Replay ``transcript`` under ``agent`` (entry-point plugins and ``observers`` observe it)."""
+    """Replay ``transcript`` under ``agent`` (entry-point plugins and ``observers`` observe it;
+    each ``on_request`` is called with every request's context as it is sent)."""
     from forge_app.runtime._dispatch import discover_plugins
     from forge_app.runtime._replay import Replay
 
@@ -56,6 +58,8 @@ async def replay_turns(
         meter=meter,
         conversation_id=conversation_id,
     )
+    for listener in on_request:
+        session.on_request(listener)
     turns = [turn async for turn in session.turns()]
     return turns, session
 
@@ -217,7 +221,7 @@ def replay_command(
             err.print(f"stored as conversation {replayed.conversation.id} in {session_store.url}")
     threshold = chosen.compaction_threshold()
     title = f"replay of {session} with agent {chosen.id}"
-    err.print(timeline_table(turns, threshold, title))
+    print_streamed(err, timeline_table(turns, threshold, title))
     err.print(replay_summary(turns))
     if output is not None:
         write_transcript(output, transcript.with_context(replayed.conversation.context))

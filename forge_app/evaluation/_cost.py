@@ -17,12 +17,12 @@ The billed prompt tokens are
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from forge_domain import ContextMessage, Role
+from forge_domain import Context, ContextMessage, Role
 
-__all__ = ["PromptCost", "prompt_cost", "uncompacted_requests"]
+__all__ = ["PromptCost", "PromptCostSum", "prompt_cost", "shared_prefix", "uncompacted_requests"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +37,7 @@ class PromptCost:
     """``sent - cached * (1 - discount)``: what the provider charges, in full-price tokens."""
 
 
-def _shared_prefix(previous: Sequence[ContextMessage], current: Sequence[ContextMessage]) -> int:
+def shared_prefix(previous: Iterable[ContextMessage], current: Iterable[ContextMessage]) -> int:
     count = 0
     for before, now in zip(previous, current, strict=False):
         if before is not now:
@@ -46,18 +46,44 @@ def _shared_prefix(previous: Sequence[ContextMessage], current: Sequence[Context
     return count
 
 
+class PromptCostSum:
+    """:func:`prompt_cost` added up one request at a time, as each is sent.
+
+    Keeps only the previous request (its cached prefix is the next one's), not every
+    request: a replay's requests are each a whole context, compaction summaries included.
+    """
+
+    __slots__ = ("_previous", "cached", "sent")
+
+    def __init__(self) -> None:
+        """No request yet."""
+        self._previous: Context | Sequence[ContextMessage] = ()
+        self.sent = 0
+        """Every request's prompt tokens so far."""
+        self.cached = 0
+        """The part of ``sent`` that repeats the request before it."""
+
+    def add(self, messages: Context | Sequence[ContextMessage]) -> None:
+        """Count the request ``messages``, sent after those already added."""
+        prefix = shared_prefix(self._previous, messages)
+        self.sent += sum(m.approx_tokens for m in messages)
+        self.cached += sum(m.approx_tokens for m in messages[:prefix])
+        self._previous = messages
+
+    def cost(self, *, discount: float = 0.1) -> PromptCost:
+        """What the requests added so far cost with a cache at ``discount``."""
+        sent, cached = self.sent, self.cached
+        return PromptCost(sent=sent, cached=cached, billed=sent - cached * (1.0 - discount))
+
+
 def prompt_cost(
-    requests: Sequence[Sequence[ContextMessage]], *, discount: float = 0.1
+    requests: Iterable[Sequence[ContextMessage]], *, discount: float = 0.1
 ) -> PromptCost:
     """The cost of ``requests`` (each the messages sent) with a cache at ``discount``."""
-    sent = cached = 0
-    previous: Sequence[ContextMessage] = ()
+    total = PromptCostSum()
     for messages in requests:
-        prefix = _shared_prefix(previous, messages)
-        sent += sum(m.approx_tokens for m in messages)
-        cached += sum(m.approx_tokens for m in messages[:prefix])
-        previous = messages
-    return PromptCost(sent=sent, cached=cached, billed=sent - cached * (1.0 - discount))
+        total.add(messages)
+    return total.cost(discount=discount)
 
 
 def uncompacted_requests(

@@ -13,14 +13,19 @@ served in turn) of a transcript under an agent with a given window, and:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict
 
 from forge_app.compaction import is_summary_message
 from forge_app.errors import ContextDoesNotFit
-from forge_app.evaluation._cost import prompt_cost, uncompacted_requests
+from forge_app.evaluation._cost import (
+    PromptCostSum,
+    prompt_cost,
+    shared_prefix,
+    uncompacted_requests,
+)
 from forge_app.evaluation._facts import extract_facts
 from forge_app.evaluation._retention import retention
 from forge_app.runtime import Replay, hookimpl
@@ -94,15 +99,31 @@ def _is_summary(message: ContextMessage) -> bool:
     )
 
 
-def _largest_summary(contexts: Sequence[Context]) -> int:
-    seen: set[int] = set()
-    largest = 0
-    for context in contexts:
-        for message in context:
-            if id(message) not in seen and _is_summary(message):
-                seen.add(id(message))
-                largest = max(largest, message.approx_tokens)
+def _largest_summary(messages: Iterable[ContextMessage], largest: int = 0) -> int:
+    for message in messages:
+        if _is_summary(message):
+            largest = max(largest, message.approx_tokens)
     return largest
+
+
+class _Requests:
+    """What the evaluation reads of the requests, added up as each is sent (the replay
+    keeps none): the peak, the largest summary sent, the prompt cost."""
+
+    def __init__(self, meter: TokenMeter) -> None:
+        self._meter = meter
+        self._previous: Context = Context()
+        self.peak = 0
+        self.largest_summary = 0
+        self.cost = PromptCostSum()
+
+    def __call__(self, context: Context) -> None:
+        self.peak = max(self.peak, int(self._meter.count(context)))
+        # a message shared with the request before was looked at there
+        new = context[shared_prefix(self._previous, context) :]
+        self.largest_summary = _largest_summary(new, self.largest_summary)
+        self.cost.add(context)
+        self._previous = context
 
 
 async def evaluate(
@@ -123,7 +144,8 @@ async def evaluate(
     replay = Replay(
         messages, agent, plugins=[(watch.name, watch)], context_length=window, meter=meter
     )
-    peak = meter.fresh()
+    requests = _Requests(meter.fresh())
+    replay.on_request(requests)
     turns = 0
     stopped: str | None = None
     try:
@@ -131,7 +153,6 @@ async def evaluate(
             turns = turn.turn
     except ContextDoesNotFit as exc:
         stopped = f"turn {turns + 1}: {exc}"
-    sent = replay.model.sent
     final = replay.conversation.context
     kept = retention(extract_facts(messages), final)
     usage = [r.summary_usage for r in watch.results if r.summary_usage is not None]
@@ -142,10 +163,10 @@ async def evaluate(
         turns=turns,
         valid=not find_violations(final),
         stopped=stopped,
-        peak_request=max((int(peak.count(c)) for c in sent), default=0),
+        peak_request=requests.peak,
         compactions=len(watch.results),
         ineffective=watch.ineffective,
-        largest_summary=_largest_summary([*sent, final]),
+        largest_summary=_largest_summary(final, requests.largest_summary),
         summary_calls=len(usage),
         summary_prompt_tokens=sum(int(u.prompt_tokens) for u in usage),
         task=kept.task,
@@ -153,7 +174,7 @@ async def evaluate(
         modified_paths=kept.modified_paths,
         failures=kept.failures,
         last_error=kept.last_error,
-        billed=prompt_cost([tuple(c) for c in sent], discount=cache_discount).billed,
+        billed=requests.cost.cost(discount=cache_discount).billed,
         billed_uncompacted=prompt_cost(
             uncompacted_requests(messages), discount=cache_discount
         ).billed,

@@ -53,9 +53,12 @@ class ReplayModel:
         self.recorded_usage = True
         """Serve the recorded usage (turned off once the conversation diverged)."""
         self.observe: Callable[[], Context] | None = None
-        """Gives the context being sent; each one goes to ``sent``."""
-        self.sent: list[Context] = []
-        """The contexts of the requests served so far, in order."""
+        """Gives the context being sent; each one goes to every ``listeners``."""
+        self.listeners: list[Callable[[Context], None]] = []
+        """Called with the context of each request, as it is served (in order). Nothing
+        keeps the requests: a listener keeps what it needs of them."""
+        self.requests = 0
+        """Requests served so far."""
 
     def remaining(self) -> int:
         """Responses not served yet."""
@@ -65,8 +68,11 @@ class ReplayModel:
         """The next recorded assistant message."""
         if not self._queue:
             raise ModelCallFailed(request.model, "the recording has no response left")
+        self.requests += 1
         if self.observe is not None:
-            self.sent.append(self.observe())
+            context = self.observe()
+            for listener in self.listeners:
+                listener(context)
         message = self._queue.popleft()
         if not self.recorded_usage and message.usage is not None:
             message = message.model_copy(update={"usage": None})
@@ -190,6 +196,17 @@ class Replay:
         )
         """The replayed conversation; its context is the compacted result at the end."""
         self.model.observe = lambda: self.conversation.context
+        self._turn_requests: list[Context] = []
+        """The contexts sent in the turn being replayed (one, or two after an overflow)."""
+        self.model.listeners.append(self._turn_requests.append)
+
+    def on_request(self, listener: Callable[[Context], None]) -> None:
+        """Call ``listener`` with the context of every request, as it is sent.
+
+        The replay keeps no request past its turn: whoever needs a figure over all of
+        them (a cost, a peak) adds it up here.
+        """
+        self.model.listeners.append(listener)
 
     async def turns(self) -> AsyncIterator[ReplayTurn]:
         """Replay every recorded turn, yielding the state after each."""
@@ -219,7 +236,7 @@ class Replay:
                 end += 1
             recorded = recorded.append(*transcript[index:end])
             number += 1
-            sent = len(self.model.sent)
+            self._turn_requests.clear()
             await self.orchestrator.turn(conversation, number)
             context = conversation.context
             yield ReplayTurn(
@@ -227,7 +244,7 @@ class Replay:
                 messages=len(context),
                 tokens=conversation.token_count(context),
                 request_tokens=max(
-                    (conversation.token_count(c) for c in self.model.sent[sent:]), key=int
+                    (conversation.token_count(c) for c in self._turn_requests), key=int
                 ),
                 recorded_messages=len(recorded),
                 recorded_tokens=self._recorded_meter.total(recorded),

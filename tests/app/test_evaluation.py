@@ -11,6 +11,7 @@ from forge_app.cli.app import app
 from forge_app.cli.eval import markdown_table
 from forge_app.evaluation import (
     FactCheck,
+    PromptCostSum,
     SessionEval,
     extract_facts,
     fact_checks,
@@ -358,6 +359,26 @@ def test_prompt_cost_matches_a_hand_computed_example():
     cost = prompt_cost([[a], [a, b], [a, b2, c]], discount=0.1)
 
     assert (cost.sent, cost.cached, cost.billed) == (57, 20, pytest.approx(39.0))
+
+
+def test_prompt_cost_added_up_as_each_request_is_sent_matches_the_whole_list():
+    """The same three requests, added one at a time; the sum after each is the cost of
+    the requests so far (only the previous request is kept for the cached prefix)."""
+    a, b, c = (
+        TextMessage.user("x" * 40),
+        TextMessage.assistant("y" * 80),
+        TextMessage.user("z" * 20),
+    )
+    b2 = TextMessage.user("s" * 8)
+    requests = [Context([a]), Context([a, b]), Context([a, b2, c])]
+    total = PromptCostSum()
+    seen = []
+    for request in requests:
+        total.add(request)
+        seen.append(total.cost(discount=0.5))
+
+    assert seen == [prompt_cost(requests[:n], discount=0.5) for n in (1, 2, 3)]
+    assert (seen[-1].sent, seen[-1].cached, seen[-1].billed) == (57, 20, 47.0)
 
 
 needs_sessions = pytest.mark.skipif(not SESSIONS.is_dir(), reason="shared sessions not available")

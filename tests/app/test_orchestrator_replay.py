@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import weakref
 from pathlib import Path
 
 import pytest
@@ -99,3 +101,31 @@ async def test_replay_final_context_is_provider_valid():
     sizes = [int(turn.tokens) async for turn in session.turns()]
 
     assert (find_violations(session.conversation.context), max(sizes) < 7_400) == ([], True)
+
+
+@pytest.mark.anyio
+async def test_replay_keeps_no_request_past_its_turn():
+    """Each request goes to the listeners as it is sent; a summary sent earlier and
+    compacted away since is not kept alive by the replay (nor are the requests)."""
+    session = Replay(demo_session(), load_agent(DEMO / "agent.yaml"))
+    recording = {id(m) for m in session.transcript}
+    sent: list[weakref.ref[object]] = []
+    requests: list[int] = []
+
+    def listen(context: Context) -> None:
+        requests.append(len(context))
+        sent.extend(weakref.ref(m) for m in context if id(m) not in recording)
+
+    session.on_request(listen)
+    turns = [turn async for turn in session.turns()]
+    gc.collect()
+
+    final = {id(m) for m in session.conversation.context}
+    kept = [ref() for ref in sent if ref() is not None and id(ref()) not in final]
+    compactions = sum(1 for t in turns for c in t.compactions if c.compacted_range)
+    assert (len(requests), session.model.requests, compactions > 1, kept) == (
+        len(turns),
+        len(turns),
+        True,
+        [],
+    )
