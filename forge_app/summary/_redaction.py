@@ -335,10 +335,33 @@ def redact(text: str) -> str:
     folded = text.lower()
     if _ANY_HINT.search(folded) is None:
         return text
-    for rule in _RULES:
+    for rule in hinted_rules(folded):
         if rule.may_match(text, folded):
             text = rule.pattern.sub(rule.replace, text)
     return text
+
+
+_HINTS: tuple[str, ...] = tuple(sorted({hint for rule in _RULES for hint in rule.hints}))
+_HINTED: dict[tuple[str, ...], tuple[_Rule, ...]] = {}
+"""The rules of :data:`_RULES` that each set of hints present selects (filled as met)."""
+_HINTED_MAX = 512
+"""How many sets of hints :data:`_HINTED` remembers."""
+
+
+def hinted_rules(folded: str) -> tuple[_Rule, ...]:
+    """The rules of :data:`_RULES`, in their order, one of whose hints ``folded`` holds:
+    the rules whose first pre-check passes. One substring test per hint instead of one
+    per rule and hint, and the other pre-checks run for these rules only (a text naming a
+    token, as most of a long chat's do, has one rule to try instead of 22;
+    plans/008-performance.md, round 6g)."""
+    present = tuple([hint for hint in _HINTS if hint in folded])
+    rules = _HINTED.get(present)
+    if rules is None:
+        found = set(present)
+        rules = tuple(rule for rule in _RULES if not found.isdisjoint(rule.hints))
+        if len(_HINTED) < _HINTED_MAX:
+            _HINTED[present] = rules
+    return rules
 
 
 _BARE_RULES: tuple[_Rule, ...] = (

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from forge_app.compaction._compactor import Compactor
 from forge_app.compaction.llm._engine import LLMEngine
 from forge_app.summary import REDACTED, RedactSecrets, SummaryTransformer
-from forge_app.summary._redaction import _RULES, redact
+from forge_app.summary._redaction import _RULES, hinted_rules, redact
 from forge_domain import Compact, Context, Role, TextMessage, ToolCall, ToolResult
 from forge_domain.summary import ContextSummary, SummaryBlock, TextItem, ToolCallItem
 from forge_domain.tools import (
@@ -227,6 +227,14 @@ _PIECES = [
 @given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
 def test_redact_gives_what_every_rule_gives(text):
     assert redact(text) == redacted_by_every_rule(text)
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join))
+def test_hinted_rules_are_the_rules_whose_hint_the_text_holds(text):
+    folded = text.lower()
+    expected = tuple(rule for rule in _RULES if any(hint in folded for hint in rule.hints))
+
+    assert (hinted_rules(folded), hinted_rules(folded)) == (expected, expected)
 
 
 @pytest.mark.parametrize(("text", "secret"), [p.values for p in FAKES])
