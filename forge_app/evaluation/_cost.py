@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from forge_domain import Context, ContextMessage, Role
 
-__all__ = ["PromptCost", "PromptCostSum", "prompt_cost", "shared_prefix", "uncompacted_requests"]
+__all__ = ["PromptCost", "PromptCostSum", "prompt_cost", "uncompacted_requests"]
 
 
 @dataclass(frozen=True, slots=True)
