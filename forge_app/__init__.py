@@ -15,15 +15,15 @@ contract checks it)::
 
 This module re-exports what most users need; everything else is importable
 from its layer package. A name is imported from its module the first time it is
-read (``forge_app/_lazy.py``): a new export goes in the ``TYPE_CHECKING`` imports,
+read (``forge_domain/_lazy.py``): a new export goes in the ``TYPE_CHECKING`` imports,
 ``__all__`` and the ``_EXPORTS`` table.
 """
 
 from typing import TYPE_CHECKING
 
-from forge_app._lazy import LazyExports
+from forge_domain._lazy import LazyExports
 
-if TYPE_CHECKING:  # the names load on first use: see forge_app/_lazy.py
+if TYPE_CHECKING:  # the names load on first use: see forge_domain/_lazy.py
     from forge_app.compaction import (
         Compactor,
         FrameEngine,

@@ -1,9 +1,11 @@
 """A package's exported names, imported from their modules on first use (PEP 562).
 
-``import forge_domain`` (or one of its parts) builds none of the package's pydantic models:
-a command line that needs a few names, ``forge-compact --help`` first among them, pays only
-for those (plans/008-performance.md, round 6b). Each package lists which module defines each
-name it exports; the name is imported from there the first time it is read, and kept.
+``import forge_domain`` (or one of its parts, or a package of ``forge_app``) builds none of
+the models and imports none of the libraries behind its names: ``forge-compact --help`` and a
+``compact`` that fires no trigger pay only for what they use (plans/008-performance.md,
+round 6b). Each package lists which module defines each name it exports; the name is imported
+from there the first time it is read, and kept. The one definition for both packages: the
+application may import the domain, not the other way round.
 """
 
 from __future__ import annotations
@@ -11,16 +13,20 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping, Sequence
 
-__all__: list[str] = []  # internal: the packages of forge_domain use it
+__all__: list[str] = []  # internal: the packages of forge_domain and forge_app use it
 
 
 class LazyExports:
     """Resolves a package's exported names from the modules that define them."""
 
     def __init__(self, package: str, modules: Mapping[str, Sequence[str]]) -> None:
-        """``modules`` maps a module (absolute) to the names it defines or re-exports."""
+        """``modules`` maps a module (absolute, or relative to ``package``) to its names."""
         self._package = package
-        self._homes = {name: module for module, names in modules.items() for name in names}
+        self._homes = {
+            name: module if not module.startswith(".") else package + module
+            for module, names in modules.items()
+            for name in names
+        }
 
     def home(self, name: str) -> str | None:
         """The module ``name`` is imported from, None when the package exports no such name."""

@@ -4,15 +4,15 @@ Pick an engine by name with :func:`resolve_engine` (``compact.engine`` of the
 agent); third-party engines register in the ``forge.engines`` entry-point group.
 Depends on the summary layer, ``forge_domain`` and ``forge_app.errors``.
 
-A name is imported from its module the first time it is read (``forge_app/_lazy.py``):
+A name is imported from its module the first time it is read (``forge_domain/_lazy.py``):
 a command that only asks whether a trigger fires (``_triggers``) imports no engine.
 """
 
 from typing import TYPE_CHECKING
 
-from forge_app._lazy import LazyExports
+from forge_domain._lazy import LazyExports
 
-if TYPE_CHECKING:  # the names load on first use: see forge_app/_lazy.py
+if TYPE_CHECKING:  # the names load on first use: see forge_domain/_lazy.py
     from forge_app.compaction._compactor import Compactor, is_summary_message
     from forge_app.compaction._frame_engine import FrameEngine
     from forge_app.compaction._pruning import Pruned, prune_tool_outputs

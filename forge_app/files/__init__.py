@@ -1,15 +1,15 @@
 """The files layer: agent definitions (YAML, Markdown) and transcript files, written atomically.
 
 Depends on ``forge_domain`` and ``forge_app.errors`` only. A name is imported from its
-module the first time it is read (``forge_app/_lazy.py``): the command line's options
+module the first time it is read (``forge_domain/_lazy.py``): the command line's options
 read ``FileFormat`` without the agent loader and the transcript reader.
 """
 
 from typing import TYPE_CHECKING
 
-from forge_app._lazy import LazyExports
+from forge_domain._lazy import LazyExports
 
-if TYPE_CHECKING:  # the names load on first use: see forge_app/_lazy.py
+if TYPE_CHECKING:  # the names load on first use: see forge_domain/_lazy.py
     from forge_app.files._agents import (
         AgentFile,
         DeprecatedAgentSyntax,

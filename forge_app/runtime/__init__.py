@@ -6,9 +6,9 @@ Depends on the compaction layer (engines), the summary layer through it,
 
 from typing import TYPE_CHECKING
 
-from forge_app._lazy import LazyExports
+from forge_domain._lazy import LazyExports
 
-if TYPE_CHECKING:  # the names load on first use: see forge_app/_lazy.py
+if TYPE_CHECKING:  # the names load on first use: see forge_domain/_lazy.py
     from forge_app.runtime._conversation import Conversation
     from forge_app.runtime._dispatch import Hooks, NamedPlugin, discover_plugins
     from forge_app.runtime._events import (
