@@ -43,7 +43,7 @@ async def replay_turns(
     meter: TokenMeter | None = None,
     observers: Sequence[NamedPlugin] = (),
     conversation_id: str | None = None,
-    on_request: Sequence[Callable[[Context], None]] = (),
+    on_request: Sequence[Callable[[Context], object]] = (),
 ) -> tuple[list[ReplayTurn], Replay]:
     """Replay ``transcript`` under ``agent`` (entry-point plugins and ``observers`` observe it;
     each ``on_request`` is called with every request's context as it is sent)."""

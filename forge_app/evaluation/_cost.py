@@ -37,7 +37,7 @@ class PromptCost:
     """``sent - cached * (1 - discount)``: what the provider charges, in full-price tokens."""
 
 
-def shared_prefix(previous: Iterable[ContextMessage], current: Iterable[ContextMessage]) -> int:
+def _shared_prefix(previous: Iterable[ContextMessage], current: Iterable[ContextMessage]) -> int:
     count = 0
     for before, now in zip(previous, current, strict=False):
         if before is not now:
@@ -63,12 +63,17 @@ class PromptCostSum:
         self.cached = 0
         """The part of ``sent`` that repeats the request before it."""
 
-    def add(self, messages: Context | Sequence[ContextMessage]) -> None:
-        """Count the request ``messages``, sent after those already added."""
-        prefix = shared_prefix(self._previous, messages)
+    def add(self, messages: Context | Sequence[ContextMessage]) -> int:
+        """Count the request ``messages``, sent after those already added.
+
+        Returns how many of its first messages are those of the request before (the same
+        objects): the cached prefix.
+        """
+        prefix = _shared_prefix(self._previous, messages)
         self.sent += sum(m.approx_tokens for m in messages)
         self.cached += sum(m.approx_tokens for m in messages[:prefix])
         self._previous = messages
+        return prefix
 
     def cost(self, *, discount: float = 0.1) -> PromptCost:
         """What the requests added so far cost with a cache at ``discount``."""

@@ -20,12 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from forge_app.compaction import is_summary_message
 from forge_app.errors import ContextDoesNotFit
-from forge_app.evaluation._cost import (
-    PromptCostSum,
-    prompt_cost,
-    shared_prefix,
-    uncompacted_requests,
-)
+from forge_app.evaluation._cost import PromptCostSum, prompt_cost, uncompacted_requests
 from forge_app.evaluation._facts import extract_facts
 from forge_app.evaluation._retention import retention
 from forge_app.runtime import Replay, hookimpl
@@ -112,18 +107,15 @@ class _Requests:
 
     def __init__(self, meter: TokenMeter) -> None:
         self._meter = meter
-        self._previous: Context = Context()
         self.peak = 0
         self.largest_summary = 0
         self.cost = PromptCostSum()
 
     def __call__(self, context: Context) -> None:
         self.peak = max(self.peak, int(self._meter.count(context)))
-        # a message shared with the request before was looked at there
-        new = context[shared_prefix(self._previous, context) :]
+        # a message shared with the request before (its cached prefix) was looked at there
+        new = context[self.cost.add(context) :]
         self.largest_summary = _largest_summary(new, self.largest_summary)
-        self.cost.add(context)
-        self._previous = context
 
 
 async def evaluate(

@@ -54,7 +54,7 @@ class ReplayModel:
         """Serve the recorded usage (turned off once the conversation diverged)."""
         self.observe: Callable[[], Context] | None = None
         """Gives the context being sent; each one goes to every ``listeners``."""
-        self.listeners: list[Callable[[Context], None]] = []
+        self.listeners: list[Callable[[Context], object]] = []
         """Called with the context of each request, as it is served (in order). Nothing
         keeps the requests: a listener keeps what it needs of them."""
         self.requests = 0
@@ -200,7 +200,7 @@ class Replay:
         """The contexts sent in the turn being replayed (one, or two after an overflow)."""
         self.model.listeners.append(self._turn_requests.append)
 
-    def on_request(self, listener: Callable[[Context], None]) -> None:
+    def on_request(self, listener: Callable[[Context], object]) -> None:
         """Call ``listener`` with the context of every request, as it is sent.
 
         The replay keeps no request past its turn: whoever needs a figure over all of
