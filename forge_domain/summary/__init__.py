@@ -2,8 +2,6 @@
 
 * :class:`ContextSummary` and its blocks and items, built from messages with the tool
   catalog of :mod:`forge_domain.tools` (``_summary.py``);
-* the tool kinds a summary item holds, re-exported from :mod:`forge_domain.tools` as
-  ``_summary.py`` declares them;
 * the last reasoning and the accumulated usage a summary carries over from the span
   it replaces (``_carry_over.py``).
 
@@ -23,30 +21,10 @@ if TYPE_CHECKING:  # the names load on first use (__getattr__)
     from forge_domain.summary._carry_over import accumulated_usage, carry_reasoning
     from forge_domain.summary._summary import (
         ContextSummary,
-        FetchTool,
-        FileReadTool,
-        FileRemoveTool,
-        FileTool,
-        FileUpdateTool,
-        FollowupTool,
-        GenericTool,
-        McpTool,
-        PlanTool,
-        SearchTool,
-        SemanticQuery,
-        SemSearchTool,
-        ShellTool,
-        SkillTool,
         SummaryBlock,
         SummaryItem,
-        SummaryTool,
-        TaskTool,
         TextItem,
-        TodoReadTool,
-        TodoWriteTool,
         ToolCallItem,
-        ToolKind,
-        UndoTool,
     )
 
 _EXPORTS = LazyExports(
@@ -55,30 +33,10 @@ _EXPORTS = LazyExports(
         "forge_domain.summary._carry_over": ("accumulated_usage", "carry_reasoning"),
         "forge_domain.summary._summary": (
             "ContextSummary",
-            "FetchTool",
-            "FileReadTool",
-            "FileRemoveTool",
-            "FileTool",
-            "FileUpdateTool",
-            "FollowupTool",
-            "GenericTool",
-            "McpTool",
-            "PlanTool",
-            "SearchTool",
-            "SemanticQuery",
-            "SemSearchTool",
-            "ShellTool",
-            "SkillTool",
             "SummaryBlock",
             "SummaryItem",
-            "SummaryTool",
-            "TaskTool",
             "TextItem",
-            "TodoReadTool",
-            "TodoWriteTool",
             "ToolCallItem",
-            "ToolKind",
-            "UndoTool",
         ),
     },
 )
@@ -86,30 +44,10 @@ _EXPORTS = LazyExports(
 
 __all__ = [
     "ContextSummary",
-    "FetchTool",
-    "FileReadTool",
-    "FileRemoveTool",
-    "FileTool",
-    "FileUpdateTool",
-    "FollowupTool",
-    "GenericTool",
-    "McpTool",
-    "PlanTool",
-    "SearchTool",
-    "SemSearchTool",
-    "SemanticQuery",
-    "ShellTool",
-    "SkillTool",
     "SummaryBlock",
     "SummaryItem",
-    "SummaryTool",
-    "TaskTool",
     "TextItem",
-    "TodoReadTool",
-    "TodoWriteTool",
     "ToolCallItem",
-    "ToolKind",
-    "UndoTool",
     "accumulated_usage",
     "carry_reasoning",
 ]

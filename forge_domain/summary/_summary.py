@@ -35,26 +35,10 @@ from forge_domain._messages import ContextMessage, Role, TextMessage, ToolCall, 
 from forge_domain.summary._selection import Selection, is_only_media
 from forge_domain.tools._catalog import CallClassifier, ToolCatalog
 from forge_domain.tools._kinds import (
-    FetchTool,
-    FileReadTool,
-    FileRemoveTool,
-    FileTool,
-    FileUpdateTool,
-    FollowupTool,
     GenericTool,
-    McpTool,
-    PlanTool,
-    SearchTool,
-    SemanticQuery,
-    SemSearchTool,
     ShellTool,
-    SkillTool,
     SummaryTool,
-    TaskTool,
-    TodoReadTool,
-    TodoWriteTool,
     ToolKind,
-    UndoTool,
     tool_from_forge,
     tool_to_forge,
 )
@@ -64,32 +48,11 @@ from forge_domain.tools._todo import Todo, apply_todos
 
 __all__ = [
     "ContextSummary",
-    "FetchTool",
-    "FileReadTool",
-    "FileRemoveTool",
-    "FileTool",
-    "FileUpdateTool",
-    "FollowupTool",
-    "GenericTool",
-    "McpTool",
-    "PlanTool",
-    "SearchTool",
-    "SemSearchTool",
-    "SemanticQuery",
-    "ShellTool",
-    "SkillTool",
     "SummaryBlock",
     "SummaryItem",
-    "SummaryTool",
-    "TaskTool",
     "TextItem",
-    "TodoReadTool",
-    "TodoWriteTool",
     "ToolCallItem",
-    "ToolKind",
-    "UndoTool",
 ]
-"""The tool kinds are defined in :mod:`forge_domain.tools._kinds` and re-exported here."""
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 EARLIER_ACTION = "(answer to the action above)"
