@@ -365,13 +365,18 @@ class Compactor:
         50,000 messages for a 100,000-message chat, plans/008-performance.md round 6b).
         When the sizes plan badly (``_PLANNED_TRIES`` counts tried), it bisects.
         """
-        kept: dict[int, int | None] = {}
+        spans: dict[int, tuple[tuple[int, int], int] | None] = {}
 
-        def kept_at(count: int) -> int | None:  # None: the count leaves no span
-            if count not in kept:
+        def span_at(count: int) -> tuple[tuple[int, int], int] | None:
+            """The span of ``count`` and the tokens it keeps; None: the count leaves no span."""
+            if count not in spans:
                 found = self._span(context, count)
-                kept[count] = None if found is None else _kept_tokens(context, found)
-            return kept[count]
+                spans[count] = None if found is None else (found, _kept_tokens(context, found))
+            return spans[count]
+
+        def kept_at(count: int) -> int | None:
+            planned = span_at(count)
+            return None if planned is None else planned[1]
 
         best: tuple[Context, tuple[int, int]] | None = None
         summary_tokens = self._first_plan(context)
@@ -381,17 +386,17 @@ class Compactor:
                 count = _largest_within(kept_at, low, high, max_tokens - summary_tokens)
             else:
                 count = (low + high) // 2
-            size = kept_at(count)
+            planned = span_at(count)
             # A span whose kept messages alone are over cannot fit: no summary is built.
-            if size is None or size > max_tokens:
+            if planned is None or planned[1] > max_tokens:
                 high = count - 1
                 continue
-            candidate_span = self._span(context, count)
-            assert candidate_span is not None  # kept_at(count) is not None
+            candidate_span, size = planned
             candidate = self._splice(context, candidate_span, SUMMARY_TEXT_LIMIT)
             tries += 1
-            summary_tokens = candidate.token_count_approx() - size
-            if candidate.token_count_approx() <= max_tokens:
+            candidate_tokens = candidate.token_count_approx()
+            summary_tokens = candidate_tokens - size
+            if candidate_tokens <= max_tokens:
                 best = (candidate, candidate_span)
                 low = count + 1
             else:
