@@ -36,7 +36,7 @@ from forge_app.compaction import (
     is_summary_message,
     resolve_engine,
 )
-from forge_app.compaction._boundaries import head_end
+from forge_app.compaction._boundaries import head_end, system_end
 from forge_app.compaction._compactor import SUMMARY_TEXT_LIMIT
 from forge_app.runtime._telemetry import observed_compaction
 from forge_app.runtime.plugins._compaction import RETRY_GROWTH
@@ -51,7 +51,6 @@ from forge_domain import (
     ContextEngine,
     ContextMessage,
     JsonObject,
-    Role,
     TextMessage,
 )
 from forge_domain.formats import find_violations
@@ -350,14 +349,12 @@ class HistoryCompactor(Closing):
            text the final summary does not hold word for word (cut by the summary budget, or
            paraphrased by the ``llm`` engine) goes back, as it was, before the summary.
         """
-        start = _system_end(before)
-        head: list[ContextMessage] = list(
-            before[start : head_end(list(before), is_summary=is_summary_message)]
-        )
+        messages = list(before)
+        start = system_end(messages)
+        head = messages[start : head_end(messages, is_summary=is_summary_message)]
         if any(len(message.text) > SUMMARY_TEXT_LIMIT for message in head):
             start, head = start + len(head), []  # the frame would cut it: the head stays whole
-        rest = before[start:]
-        if not rest or (len(rest) == 1 and is_summary_message(rest[0])):
+        if start == len(before) or _one_summary(before, start):
             return None
         async with observed_compaction(  # one span: the steps are parts of one compaction
             self.agent, self.engine, reason="threshold", mode="forced"
@@ -459,14 +456,6 @@ class HistoryCompactor(Closing):
             await to_thread.run_sync(self.close)
         else:
             await close_engine(self.engine)
-
-
-def _system_end(context: Context) -> int:
-    """The index of the first message after the leading system messages."""
-    index = 0
-    while index < len(context) and context[index].has_role(Role.SYSTEM):
-        index += 1
-    return index
 
 
 def _one_summary(context: Context, start: int) -> bool:

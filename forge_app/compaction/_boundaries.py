@@ -18,7 +18,7 @@ def _is_role(message: ContextMessage, role: Role) -> bool:
     return isinstance(message, TextMessage) and message.role == role
 
 
-def _system_end(messages: Sequence[ContextMessage]) -> int:
+def system_end(messages: Sequence[ContextMessage]) -> int:
     """The index of the first message after the leading system messages."""
     index = 0
     while index < len(messages) and _is_role(messages[index], Role.SYSTEM):
@@ -39,7 +39,7 @@ def head_end(
     kept too). An earlier summary (``is_summary``) ends the head, so that it is
     folded into the next summary instead of being kept forever.
     """
-    index = _system_end(messages)
+    index = system_end(messages)
     while (
         index < len(messages)
         and not _is_role(messages[index], Role.ASSISTANT)
@@ -64,7 +64,7 @@ def task_index(
     message after a summary is a later ask, not the task, which the head (or, once
     folded, the summary) holds.
     """
-    start, end = _system_end(messages), head_end(messages, is_summary=is_summary)
+    start, end = system_end(messages), head_end(messages, is_summary=is_summary)
     users = [index for index in range(start, end) if _is_role(messages[index], Role.USER)]
     return users[-1] if users else None
 
