@@ -63,8 +63,8 @@ BUILT_IN: Mapping[str, EngineFactory] = {
     "frame": _tiered(FrameEngine),
     "llm": _tiered(LLMEngine),
 }
-assert tuple(BUILT_IN) == BUILT_IN_ENGINES  # the CLI's trigger check reads the names there
 """The engines that ship with forge-compact."""
+assert tuple(BUILT_IN) == BUILT_IN_ENGINES  # the CLI's trigger check reads the names there
 
 
 def _accepted(factory: EngineFactory, options: Mapping[str, object]) -> dict[str, object]:
