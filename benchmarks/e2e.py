@@ -97,30 +97,48 @@ class Hermes:
         return json.dumps(self.compress((compressor, json.loads(data)))).encode("utf-8")
 
 
-def jobs(data: bytes, hermes: hermes_side.Hermes | None) -> dict[str, Job]:
-    """Every timed job, with its untimed setup, by name."""
+STEPS = ("end to end", "decode", "compaction", "encode")
+"""The timed steps of each side, in the order their runs are interleaved."""
+
+
+def jobs(
+    data: bytes, hermes: hermes_side.Hermes | None, steps: tuple[str, ...] = STEPS
+) -> dict[str, Job]:
+    """Every timed job of ``steps``, with its untimed setup, by name (``ours decode``, …)."""
     us = Ours()
-    decoded = us.decode(data)
-    compacted = us.compact(decoded)
-    table: dict[str, Job] = {
-        "ours end to end": (us.end_to_end, lambda: data),
-        "ours decode": (us.decode, lambda: data),
+    ours_jobs: dict[str, Callable[[], Job]] = {
+        "end to end": lambda: (us.end_to_end, lambda: data),
+        "decode": lambda: (us.decode, lambda: data),
         # a fresh Context per run: nothing cached on messages carries over
-        "ours compaction": (us.compact, lambda: us.decode(data)),
-        "ours encode": (us.encode, lambda: compacted),
+        "compaction": lambda: (us.compact, lambda: us.decode(data)),
+        "encode": lambda: (us.encode, _constant(us.compact(us.decode(data)))),
     }
+    table = {f"ours {step}": ours_jobs[step]() for step in steps}
     if hermes is not None:
         them = Hermes(hermes)
-        messages = json.loads(data)
-        result = them.compress((them.fresh(), json.loads(data)))
-        table |= {
-            "hermes end to end": (them.end_to_end, lambda: (them.fresh(), data)),
-            "hermes decode": (json.loads, lambda: data),
-            "hermes compaction": (them.compress, lambda: (them.fresh(), json.loads(data))),
-            "hermes encode": (lambda r: json.dumps(r).encode("utf-8"), lambda: result),
+        hermes_jobs: dict[str, Callable[[], Job]] = {
+            "end to end": lambda: (them.end_to_end, lambda: (them.fresh(), data)),
+            "decode": lambda: (json.loads, lambda: data),
+            "compaction": lambda: (them.compress, lambda: (them.fresh(), json.loads(data))),
+            "encode": lambda: (
+                lambda r: json.dumps(r).encode("utf-8"),
+                _constant(them.compress((them.fresh(), json.loads(data)))),
+            ),
         }
-        del messages
+        table |= {f"hermes {step}": hermes_jobs[step]() for step in steps}
     return table
+
+
+def _constant(value: object) -> Callable[[], object]:
+    return lambda: value
+
+
+def measure(
+    data: bytes, hermes: hermes_side.Hermes | None, runs: int, steps: tuple[str, ...] = STEPS
+) -> dict[str, Stats]:
+    """``runs`` interleaved rounds of every job of :func:`jobs`; the figures by job name."""
+    table = jobs(data, hermes, steps)
+    return dict(zip(table, time_interleaved(list(table.values()), runs), strict=True))
 
 
 def trigger_checks(size: int, seed: int, rounds: int = 5, extra: int = 500) -> dict[int, Stats]:
@@ -147,7 +165,8 @@ def trigger_checks(size: int, seed: int, rounds: int = 5, extra: int = 500) -> d
     return {n: Stats.of(taken) for n, taken in checks.items()}
 
 
-def _ratio(slow: Stats | None, fast: Stats | None) -> float | None:
+def ratio(slow: Stats | None, fast: Stats | None) -> float | None:
+    """How many times ``fast``'s median fits in ``slow``'s (None when either is missing)."""
     if slow is None or fast is None or fast.median <= 0:
         return None
     return slow.median / fast.median
@@ -158,14 +177,21 @@ def _target(name: str, ok: bool | None, measured: str) -> str:
     return f"| {name} | {mark} | {measured} |"
 
 
+def machine_line(hermes: hermes_side.Hermes | None, clock: str, load_start: str) -> str:
+    """``Machine: …`` with the clock and the load average from ``load_start`` to now."""
+    info = machine(hermes)
+    info["clock"] = clock
+    info["load average"] = f"{load_start} -> {_loadavg()}"
+    return f"Machine: {', '.join(f'{k}: {v}' for k, v in info.items())}"
+
+
 def report(args: argparse.Namespace, hermes: hermes_side.Hermes | None) -> str:
     """Run every measurement; the Markdown report."""
     session = generate_session(args.size, seed=args.seed)
     data = json.dumps(session).encode("utf-8")
     load_start = _loadavg()
     started = time.perf_counter()
-    table = jobs(data, hermes)
-    stats = dict(zip(table, time_interleaved(list(table.values()), args.runs), strict=True))
+    stats = measure(data, hermes, args.runs)
     peak, _ = peak_memory(lambda: Ours().end_to_end(data))
     triggers = trigger_checks(args.size, args.seed)
     elapsed = time.perf_counter() - started
@@ -173,13 +199,13 @@ def report(args: argparse.Namespace, hermes: hermes_side.Hermes | None) -> str:
     rows = ["| step | ours | Hermes | Hermes / ours |", "|---|--:|--:|--:|"]
     for step in ("decode", "compaction", "encode", "end to end"):
         mine, theirs = stats[f"ours {step}"], stats.get(f"hermes {step}")
-        ratio = _ratio(theirs, mine)
+        times = ratio(theirs, mine)
         rows.append(
             f"| {step} | {fmt_stats(mine)} | {fmt_stats(theirs) if theirs else ''} | "
-            f"{f'{ratio:.2f}x' if ratio is not None else ''} |"
+            f"{f'{times:.2f}x' if times is not None else ''} |"
         )
-    e2e = _ratio(stats.get("hermes end to end"), stats["ours end to end"])
-    compaction = _ratio(stats.get("hermes compaction"), stats["ours compaction"])
+    e2e = ratio(stats.get("hermes end to end"), stats["ours end to end"])
+    compaction = ratio(stats.get("hermes compaction"), stats["ours compaction"])
     peak_ratio = peak / len(data)
     small, large = triggers[TRIGGER_BASE_SIZE], triggers[args.size]
     growth = large.median / small.median
@@ -210,14 +236,11 @@ def report(args: argparse.Namespace, hermes: hermes_side.Hermes | None) -> str:
             f"{peak / 1e6:.1f} MB for {len(data) / 1e6:.1f} MB ({peak_ratio:.2f}x)",
         ),
     ]
-    info = machine(hermes)
-    info["clock"] = args.clock
-    info["load average"] = f"{load_start} -> {_loadavg()}"
     command = "python -m benchmarks.e2e " + " ".join(sys.argv[1:])
     return "\n\n".join(
         [
             "# End to end, side by side with Hermes",
-            f"Machine: {', '.join(f'{k}: {v}' for k, v in info.items())}",
+            machine_line(hermes, args.clock, load_start),
             f"Command: `{command.strip()}` ({elapsed:.0f} s)",
             f"Workload: the generated {args.size:,}-message session (seed {args.seed}), "
             f"{len(data) / 1e6:.1f} MB of JSON; ours: `Compact(retention_window=20, "
