@@ -1,7 +1,10 @@
 """Issue 25's speed targets on every workload, side by side with Hermes.
 
 ``python -m benchmarks.workloads [--size 5000] [--runs 9] [--quick] [--clock cpu|wall]
-[--no-hermes] [--only NAME,...] [--sessions DIR] [--json PATH]``
+[--no-hermes] [--only NAME,...] [--sessions DIR] [--json PATH]``;
+``python -m benchmarks.workloads --profile NAME [--size] [--runs]``: where our compaction of
+that workload spends its time (cProfile over ``--runs`` compactions, each of a context
+decoded afresh, untimed).
 
 The workloads: the generated session with seeds 1, 2 and 3 (default mix), the generated
 session (seed 1) in each other mix of :data:`benchmarks.generator.MIXES`, and the shared
@@ -16,7 +19,11 @@ CPU time by default. Prints a Markdown table with PASS / MISS per target per wor
 from __future__ import annotations
 
 import argparse
+import cProfile
+import gc
+import io
 import json
+import pstats
 import sys
 import time
 from collections.abc import Callable
@@ -157,13 +164,7 @@ def report(
     args: argparse.Namespace, hermes: hermes_side.Hermes | None, command: str
 ) -> tuple[str, dict[str, object]]:
     """Measure the chosen workloads; the Markdown report and the JSON document."""
-    chosen = workloads(args.sessions)
-    if args.only:
-        names = {name.strip() for name in args.only.split(",")}
-        unknown = names - {w.name for w in chosen}
-        if unknown:
-            raise SystemExit(f"unknown workload(s): {', '.join(sorted(unknown))}")
-        chosen = [w for w in chosen if w.name in names]
+    chosen = _chosen(args)
     load_start = _loadavg()
     started = time.perf_counter()
     results: list[Measured] = []
@@ -199,6 +200,33 @@ def report(
     return text, document
 
 
+def profile(workload: Workload, size: int, runs: int, top: int = 30) -> str:
+    """cProfile of ``runs`` compactions of the workload (ours, as ``e2e``), by own time and
+    by cumulative time; decoding is not profiled."""
+    data = json.dumps(workload.build(size)).encode("utf-8")
+    us = e2e.Ours()
+    profiler = cProfile.Profile()
+    for _ in range(runs):
+        transcript = us.decode(data)
+        gc.collect()
+        profiler.enable()
+        us.compact(transcript)
+        profiler.disable()
+    out = io.StringIO()
+    for order in ("tottime", "cumulative"):
+        pstats.Stats(profiler, stream=out).sort_stats(order).print_stats(top)
+    return out.getvalue()
+
+
+def _chosen(args: argparse.Namespace) -> list[Workload]:
+    chosen = workloads(args.sessions)
+    names = {name.strip() for name in (args.only or args.profile or "").split(",") if name}
+    unknown = names - {w.name for w in chosen}
+    if unknown:
+        raise SystemExit(f"unknown workload(s): {', '.join(sorted(unknown))}")
+    return [w for w in chosen if w.name in names] if names else chosen
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``python -m benchmarks.workloads``."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.workloads", description=__doc__)
@@ -212,10 +240,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="comma-separated workload names (default: all)")
     parser.add_argument("--sessions", type=Path, default=SESSIONS_DIR, help="real sessions")
     parser.add_argument("--json", type=Path, help="JSON file (default benchmarks/results/)")
+    parser.add_argument("--profile", metavar="NAME", help="profile our compaction of NAME")
     args = parser.parse_args(argv)
     args.size = args.size or (QUICK_SIZE if args.quick else 5_000)
     args.runs = args.runs or (QUICK_RUNS if args.quick else 9)
     use_clock(args.clock)
+    if args.profile:
+        for workload in _chosen(args):
+            print(profile(workload, args.size, args.runs))
+        return 0
     hermes = None if args.no_hermes else hermes_side.load()
     command = " ".join(
         ["python -m benchmarks.workloads", *(sys.argv[1:] if argv is None else argv)]
