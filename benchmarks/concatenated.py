@@ -3,17 +3,18 @@
 Each ``*.json`` of a directory (the shared sessions by default) is read with
 :func:`forge_app.read_transcript`, whatever its format, and written back as an OpenAI chat
 list. The sessions follow each other in file-name order, again and again until the
-session has ``messages`` entries: the first system prompt is kept, the other sessions'
-system prompts are left out (their task, the first user message, opens each one), and
-every tool-call id is renamed per session and pass (``s3p1-<id>``) so none repeats. The
-last session is cut at ``messages`` and, when the cut leaves a call unanswered, before that
-assistant turn: the result is provider-valid and at most ``messages`` long. Deterministic
-for a directory's contents.
+session has ``messages`` entries (or ``passes`` passes are done): the first system prompt
+is kept, the other sessions' system prompts are left out (their task, the first user
+message, opens each one), and every tool-call id is renamed per session and pass
+(``s3p1-<id>``) so none repeats. The last session is cut at ``messages`` and, when the cut
+leaves a call unanswered, before that assistant turn: the result is provider-valid and at
+most ``messages`` long. Deterministic for a directory's contents.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import islice
 from pathlib import Path
 
 from benchmarks.generator import Message
@@ -39,11 +40,12 @@ def _renamed(message: Message, prefix: str) -> Message:
     return out
 
 
-def _passes(sessions: list[list[Message]]) -> Iterator[Message]:
-    """The sessions' messages after the first system prompt, pass after pass, renamed."""
+def _passes(sessions: list[list[Message]], passes: int | None) -> Iterator[Message]:
+    """The sessions' messages after the first system prompt, pass after pass (at most
+    ``passes``), renamed."""
     first = True
     pass_number = 0
-    while True:
+    while passes is None or pass_number < passes:
         for index, session in enumerate(sessions):
             prefix = f"s{index}p{pass_number}-"
             for message in session:
@@ -66,8 +68,11 @@ def _valid_cut(messages: list[Message]) -> list[Message]:
     return messages
 
 
-def concatenated_session(messages: int, sessions: list[list[Message]]) -> list[Message]:
-    """At most ``messages`` messages of ``sessions`` one after the other (module docstring).
+def concatenated_session(
+    messages: int, sessions: list[list[Message]], *, passes: int | None = None
+) -> list[Message]:
+    """At most ``messages`` messages of ``sessions`` one after the other (module docstring),
+    in at most ``passes`` passes over them (default: as many as ``messages`` needs).
 
     Raises:
         ValueError: when ``messages`` is under 2 or ``sessions`` hold system prompts only.
@@ -76,5 +81,4 @@ def concatenated_session(messages: int, sessions: list[list[Message]]) -> list[M
         raise ValueError(f"a session needs at least 2 messages, got {messages}")
     if not any(message.get("role") != "system" for session in sessions for message in session):
         raise ValueError("no message to concatenate but system prompts")
-    stream = _passes(sessions)
-    return _valid_cut([next(stream) for _ in range(messages)])
+    return _valid_cut(list(islice(_passes(sessions, passes), messages)))

@@ -8,7 +8,8 @@ decoded afresh, untimed).
 
 The workloads: the generated session with seeds 1, 2 and 3 (default mix), the generated
 session (seed 1) in each other mix of :data:`benchmarks.generator.MIXES`, and the shared
-real sessions concatenated to the same size (:mod:`benchmarks.concatenated`). Each is
+real sessions concatenated (:mod:`benchmarks.concatenated`), repeated up to the same size
+and once each (one pass: 1,642 messages of the 11 shared sessions). Each is
 measured as ``benchmarks.e2e`` measures its one session (:func:`benchmarks.e2e.measure`,
 the same jobs and config): decode, compaction of a decoded context and end to end (JSON
 bytes in to bytes out), ours and Hermes's (summariser stubbed), their runs interleaved,
@@ -24,6 +25,7 @@ import gc
 import io
 import json
 import pstats
+import shlex
 import sys
 import time
 from collections.abc import Callable
@@ -74,13 +76,20 @@ def workloads(sessions: Path) -> list[Workload]:
         for mix in MIXES.values()
         if mix != DEFAULT_MIX
     ]
-    found.append(
+    found += [
         Workload(
             "concatenated sessions",
-            f"every *.json of {sessions} in name order, repeated (benchmarks/concatenated.py)",
+            f"every *.json of {sessions} in name order, repeated up to the size "
+            "(benchmarks/concatenated.py)",
             lambda size: concatenated_session(size, read_sessions(sessions)),
-        )
-    )
+        ),
+        Workload(
+            "concatenated sessions (one pass)",
+            "the same, each session once (1,642 messages of the 11 shared sessions): no "
+            "session repeats, so no call is classified from an earlier identical one",
+            lambda size: concatenated_session(size, read_sessions(sessions), passes=1),
+        ),
+    ]
     return found
 
 
@@ -250,9 +259,8 @@ def main(argv: list[str] | None = None) -> int:
             print(profile(workload, args.size, args.runs))
         return 0
     hermes = None if args.no_hermes else hermes_side.load()
-    command = " ".join(
-        ["python -m benchmarks.workloads", *(sys.argv[1:] if argv is None else argv)]
-    )
+    given = sys.argv[1:] if argv is None else argv
+    command = f"python -m benchmarks.workloads {shlex.join(given)}".strip()
     text, document = report(args, hermes, command)
     print(text)
     out = args.json or _RESULTS / ("workloads-quick.json" if args.quick else "workloads.json")

@@ -87,6 +87,11 @@ def test_concatenation_is_deterministic_and_reaches_the_size_of_long_workloads(s
     assert (first == again, 990 <= len(first) <= 1_000) == (True, True)
 
 
+def test_one_pass_holds_each_session_once(sessions_dir):
+    actual = concatenated_session(1_000, read_sessions(sessions_dir), passes=1)
+    assert [m["content"] for m in actual if m["role"] == "user"] == ["task a", "task b"]
+
+
 def test_concatenation_rejects_sessions_of_system_prompts_only():
     with pytest.raises(ValueError, match="system prompts"):
         concatenated_session(10, [[{"role": "system", "content": "s"}]])

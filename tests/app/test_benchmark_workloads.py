@@ -28,6 +28,7 @@ def test_workloads_are_three_seeds_every_other_mix_and_the_concatenated_sessions
         "seed 3",
         *(f"{name} (seed 1)" for name in MIXES if name != "default"),
         "concatenated sessions",
+        "concatenated sessions (one pass)",
     ]
     assert actual == expected
 
@@ -35,7 +36,14 @@ def test_workloads_are_three_seeds_every_other_mix_and_the_concatenated_sessions
 def test_every_workload_builds_the_size_asked(sessions_dir):
     sizes = {w.name: len(w.build(45)) for w in workloads(sessions_dir)}
     concatenated = sizes.pop("concatenated sessions")
-    assert (set(sizes.values()), 40 <= concatenated <= 45) == ({45}, True)
+    one_pass = sizes.pop("concatenated sessions (one pass)")
+    assert (set(sizes.values()), 40 <= concatenated <= 45, one_pass) == ({45}, True, concatenated)
+
+
+def test_the_one_pass_workload_stops_after_every_session_once(sessions_dir):
+    # two 30-message sessions: the second one's system prompt is left out
+    one_pass = next(w for w in workloads(sessions_dir) if w.name.endswith("(one pass)"))
+    assert len(one_pass.build(1_000)) == 59
 
 
 def test_quick_run_without_hermes_reports_every_workload(
