@@ -79,7 +79,7 @@ def workloads(sessions: Path) -> list[Workload]:
     found += [
         Workload(
             "concatenated sessions",
-            f"every *.json of {sessions} in name order, repeated up to the size "
+            f"every `*.json` of {sessions} in name order, repeated up to the size "
             "(benchmarks/concatenated.py)",
             lambda size: concatenated_session(size, read_sessions(sessions)),
         ),
