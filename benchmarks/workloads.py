@@ -43,8 +43,6 @@ STEPS = ("decode", "compaction", "end to end")
 """The steps timed per workload (``e2e``'s encode is left out: it is in end to end)."""
 TARGETS = {"compaction": e2e.COMPACTION_MIN_SPEEDUP, "end to end": e2e.E2E_MIN_SPEEDUP}
 """The minimum speed-up over Hermes per step."""
-
-
 SEEDS = (1, 2, 3)
 MIX_SEED = 1
 QUICK_SIZE = 1_000

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.generator import MIXES, generate_session
-from benchmarks.workloads import main, workloads
+from benchmarks.stats import Stats
+from benchmarks.workloads import Measured, Workload, main, workloads
 
 
 @pytest.fixture
@@ -92,3 +93,30 @@ def test_only_runs_the_workloads_named(sessions_dir, tmp_path, monkeypatch):
 def test_an_unknown_workload_name_is_refused(sessions_dir):
     with pytest.raises(SystemExit, match="unknown workload"):
         main(["--no-hermes", "--only", "seed 9", "--sessions", str(sessions_dir)])
+
+
+def _stats(median: float) -> Stats:
+    return Stats(median, median, median, 1)
+
+
+@pytest.mark.parametrize(
+    ("hermes_compaction", "hermes_end_to_end", "expected"),
+    [
+        (1.25, 0.375, {"compaction": "PASS", "end to end": "PASS"}),  # exactly 10x and 3x
+        (1.24, 0.375, {"compaction": "MISS", "end to end": "PASS"}),
+        (1.25, 0.37, {"compaction": "PASS", "end to end": "MISS"}),
+    ],
+)
+def test_verdicts_compare_hermes_over_ours_with_each_target(
+    hermes_compaction, hermes_end_to_end, expected
+):
+    stats = {
+        "ours decode": _stats(0.05),
+        "ours compaction": _stats(0.125),
+        "ours end to end": _stats(0.125),
+        "hermes decode": _stats(0.01),
+        "hermes compaction": _stats(hermes_compaction),
+        "hermes end to end": _stats(hermes_end_to_end),
+    }
+    measured = Measured(Workload("w", "", lambda n: []), 10, 100, stats)
+    assert measured.verdicts() == expected
