@@ -180,3 +180,24 @@ def test_plain_reader_builds_the_validated_model_s_state(name, raw):
         exclude_unset=True
     )
     assert read.extra is not _plain_message(raw).extra  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("name", "raw"), PLAIN, ids=[n for n, _ in PLAIN])
+def test_a_copy_with_an_update_leaves_the_fields_set_other_messages_share(name, raw):
+    # The plain reader gives every message of one shape the same fields-set object; a
+    # copy must take its own, or an update would show up as set on every other message.
+    first, second = _plain_message(raw), _plain_message(raw)
+    assert first is not None and second is not None
+    shared = set(second.model_fields_set)
+
+    copied = first.model_copy(update={"extra": {"seen": True}})
+
+    assert (copied.model_fields_set, second.model_fields_set, first.model_fields_set) == (
+        shared | {"extra"},
+        shared,
+        shared,
+    )
+    calls = zip(getattr(first, "tool_calls", None) or (), getattr(second, "tool_calls", None) or ())
+    for one, other in calls:
+        one.model_copy(update={"extra": {"seen": True}})
+        assert other.model_fields_set == {"id", "name", "arguments"}
