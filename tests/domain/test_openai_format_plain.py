@@ -187,7 +187,8 @@ def test_a_copy_with_an_update_leaves_the_fields_set_other_messages_share(name, 
     # The plain reader gives every message of one shape the same fields-set object; a
     # copy must take its own, or an update would show up as set on every other message.
     first, second = _plain_message(raw), _plain_message(raw)
-    assert first is not None and second is not None
+    assert first is not None
+    assert second is not None
     shared = set(second.model_fields_set)
 
     copied = first.model_copy(update={"extra": {"seen": True}})
@@ -197,7 +198,7 @@ def test_a_copy_with_an_update_leaves_the_fields_set_other_messages_share(name, 
         shared,
         shared,
     )
-    calls = zip(getattr(first, "tool_calls", None) or (), getattr(second, "tool_calls", None) or ())
-    for one, other in calls:
+    calls = (getattr(first, "tool_calls", None) or (), getattr(second, "tool_calls", None) or ())
+    for one, other in zip(*calls, strict=True):
         one.model_copy(update={"extra": {"seen": True}})
         assert other.model_fields_set == {"id", "name", "arguments"}
