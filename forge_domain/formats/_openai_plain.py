@@ -18,10 +18,6 @@ from forge_domain._token_estimates import CHARS_PER_TOKEN
 __all__: list[str] = []  # internal: _plain_message, for openai_format.messages_from_openai
 
 _PLAIN_ROLES = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
-_PLAIN_TEXT_KEYS = frozenset({"role", "content", "tool_calls"})
-_PLAIN_TOOL_KEYS = frozenset({"role", "tool_call_id", "content"})
-_PLAIN_CALL_KEYS = frozenset({"id", "type", "function"})
-_PLAIN_FUNCTION_KEYS = frozenset({"name", "arguments"})
 
 _Model = TypeVar("_Model", bound=BaseModel)
 _new = object.__new__
@@ -88,21 +84,24 @@ def _plain_message(raw: object) -> ContextMessage | None:
     names and arguments, at :data:`CHARS_PER_TOKEN` rounded up), in the ``__dict__`` slot
     its ``cached_property`` fills.
     """
+    # Each shape's keys are told by their count and the keys read: a missing key reads as
+    # None (or, for content, as ``raw`` itself), which no check below lets through.
     if type(raw) is not dict:
         return None
-    role, content = raw.get("role"), raw.get("content")
+    role = raw.get("role")
     if role == "tool":
-        call_id = raw.get("tool_call_id")
-        if not (raw.keys() <= _PLAIN_TOOL_KEYS and type(content) is str and type(call_id) is str):
-            return None
-        if not call_id:
+        call_id, content = raw.get("tool_call_id"), raw.get("content")
+        if len(raw) != 3 or type(content) is not str or type(call_id) is not str or not call_id:
             return None
         fields = {**_RESULT_DEFAULTS, "call_id": call_id, "content": content, "extra": {}}
         fields["approx_tokens"] = -(-len(content) // CHARS_PER_TOKEN)
         return _built(ToolResult, fields, _SET_RESULT)
-    if type(role) is not str or role not in _PLAIN_ROLES or not raw.keys() <= _PLAIN_TEXT_KEYS:
+    if type(role) is not str or role not in _PLAIN_ROLES:
         return None
-    if "content" not in raw or not (content is None or type(content) is str):
+    content = raw.get("content", raw)
+    if not (content is None or type(content) is str):
+        return None
+    if len(raw) != 2 and (len(raw) != 3 or "tool_calls" not in raw):
         return None
     chars = 0 if content is None else len(content)
     fields = {**_TEXT_DEFAULTS, "role": _PLAIN_ROLES[role], "content": content, "extra": {}}
@@ -126,15 +125,15 @@ def _plain_calls(raw: object) -> tuple[ToolCall, ...] | None:
         return None
     calls: list[ToolCall] = []
     for call in raw:
-        if type(call) is not dict or call.keys() != _PLAIN_CALL_KEYS:
+        if type(call) is not dict or len(call) != 3:
             return None
-        function, call_id = call["function"], call["id"]
-        if call["type"] != "function" or type(function) is not dict:
+        function, call_id = call.get("function"), call.get("id")
+        if type(function) is not dict or len(function) != 2 or call.get("type") != "function":
             return None
         name, arguments = function.get("name"), function.get("arguments")
-        if function.keys() != _PLAIN_FUNCTION_KEYS or type(arguments) is not str:
-            return None
         if type(call_id) is not str or not call_id or type(name) is not str or not name:
+            return None
+        if type(arguments) is not str:
             return None
         fields = {**_CALL_DEFAULTS, "id": call_id, "name": name, "arguments": arguments}
         fields["function_extra"], fields["extra"] = {}, {}
