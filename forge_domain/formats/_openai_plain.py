@@ -93,7 +93,8 @@ def _plain_message(raw: object) -> ContextMessage | None:
         call_id, content = raw.get("tool_call_id"), raw.get("content")
         if len(raw) != 3 or type(content) is not str or type(call_id) is not str or not call_id:
             return None
-        fields = {**_RESULT_DEFAULTS, "call_id": call_id, "content": content, "extra": {}}
+        fields = _RESULT_DEFAULTS.copy()
+        fields["call_id"], fields["content"], fields["extra"] = call_id, content, {}
         fields["approx_tokens"] = -(-len(content) // CHARS_PER_TOKEN)
         return _built(ToolResult, fields, _SET_RESULT)
     if type(role) is not str or role not in _PLAIN_ROLES:
@@ -104,7 +105,8 @@ def _plain_message(raw: object) -> ContextMessage | None:
     if len(raw) != 2 and (len(raw) != 3 or "tool_calls" not in raw):
         return None
     chars = 0 if content is None else len(content)
-    fields = {**_TEXT_DEFAULTS, "role": _PLAIN_ROLES[role], "content": content, "extra": {}}
+    fields = _TEXT_DEFAULTS.copy()
+    fields["role"], fields["content"], fields["extra"] = _PLAIN_ROLES[role], content, {}
     if "tool_calls" not in raw:
         fields["approx_tokens"] = -(-chars // CHARS_PER_TOKEN)
         return _built(TextMessage, fields, _SET_TEXT)
@@ -135,7 +137,8 @@ def _plain_calls(raw: object) -> tuple[ToolCall, ...] | None:
             return None
         if type(arguments) is not str:
             return None
-        fields = {**_CALL_DEFAULTS, "id": call_id, "name": name, "arguments": arguments}
+        fields = _CALL_DEFAULTS.copy()
+        fields["id"], fields["name"], fields["arguments"] = call_id, name, arguments
         fields["function_extra"], fields["extra"] = {}, {}
         calls.append(_built(ToolCall, fields, _SET_CALL))
     return tuple(calls)
