@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -61,22 +60,35 @@ def growth(runs: int) -> tuple[float, float]:
     return statistics.median(times[5_000]), statistics.median(times[50_000])
 
 
+_CHILD_USAGE = (
+    "import resource, subprocess, sys\n"
+    "quiet = subprocess.DEVNULL\n"
+    "subprocess.run(sys.argv[1:], check=True, stdout=quiet, stderr=quiet)\n"
+    "usage = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(usage.ru_utime + usage.ru_stime, usage.ru_maxrss)\n"
+)
+"""Runs a command and prints its CPU seconds and peak RSS (KiB). The command is started from
+this small process, not from the benchmark's: the kernel carries a process's high-water RSS
+across fork and exec into the child's ``ru_maxrss``, so a child of the benchmark (which holds
+the generated sessions) was charged the benchmark's own peak (plans/008-performance.md,
+round 7a)."""
+
+
 def cli_compact(size: int) -> tuple[int, float, int]:
     """File bytes, CPU seconds and peak RSS bytes of ``forge-compact compact`` on a chat file."""
     with tempfile.TemporaryDirectory() as folder:
         source = Path(folder) / "chat.json"
         source.write_text(Transcript(chat_session(size)).dumps())
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(
-            [*_CLI, "compact", str(source), "-o", str(Path(folder) / "out.json")],
+        output = str(Path(folder) / "out.json")
+        measured = subprocess.run(
+            [sys.executable, "-c", _CHILD_USAGE, *_CLI, "compact", str(source), "-o", output],
             check=True,
             env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
         )
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        return source.stat().st_size, cpu, after.ru_maxrss * 1024
+        cpu, peak = measured.stdout.split()
+        return source.stat().st_size, float(cpu), int(peak) * 1024
 
 
 def main(argv: list[str] | None = None) -> int:

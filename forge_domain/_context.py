@@ -52,6 +52,9 @@ class _Totals:
             approx_tokens += approx
             if message.has_role(Role.USER):
                 user_messages += 1
+            if message.usage is None:  # most messages: nothing reported (one call less)
+                approx_since_anchor += approx
+                continue
             reported = _reported_total(message, index, usage_floor)
             if reported and is_plausible_total(reported, approx_tokens):
                 anchor_tokens, anchor_index, distrusted_index = reported, index, -1

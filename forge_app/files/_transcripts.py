@@ -184,14 +184,31 @@ def parse_transcript(
             ``MAX_DEPTH``), with the line and column of the problem.
         NotATranscript: the JSON is not a message list, or a message is malformed.
     """
+    if not _lines_only(path, fmt):
+        document = loads_unwalked(text)
+        if document is not None:  # the common case, read in one pass
+            read = _fast_transcript(path, document, _format_of(fmt))
+            if read is not None:
+                return read
+    return _precise_transcript(text, path, fmt)
+
+
+def _lines_only(path: Path | str, fmt: FileFormat | None) -> bool:
+    """Whether the file is read as JSONL only: its name ends in ``.jsonl``, or ``fmt`` is
+    an agent log's."""
+    return str(path).endswith(".jsonl") or fmt in CONTAINERS
+
+
+def _format_of(fmt: FileFormat | None) -> Format | None:
+    """The message format ``fmt`` names (None: an agent log's, or detected)."""
+    return None if fmt in CONTAINERS else cast(Format | None, fmt)
+
+
+def _precise_transcript(text: str | bytes, path: Path | str, fmt: FileFormat | None) -> Transcript:
+    """:func:`parse_transcript` by the strict reader, which says what is wrong and where."""
     container = fmt if fmt in CONTAINERS else None
-    plain = None if container else cast(Format | None, fmt)
-    lines_only = str(path).endswith(".jsonl") or container is not None
-    fast = None if lines_only else loads_unwalked(text)
-    if fast is not None:  # the common case, read in one pass; else the precise reader below
-        read = _fast_transcript(path, fast, plain)
-        if read is not None:
-            return read
+    plain = _format_of(fmt)
+    lines_only = _lines_only(path, fmt)
     if isinstance(text, bytes):
         text = _decoded(path, text)
     if not text.strip() and not lines_only:
@@ -286,6 +303,11 @@ def _transcript(
 def read_transcript(path: Path | str, fmt: FileFormat | None = None) -> Transcript:
     """Read a transcript file (``-`` reads standard input) in ``fmt`` (default: detected).
 
+    The file's bytes are let go once decoded, before the messages are built, so the read
+    never holds the bytes, the decoded document and the messages at once; a document the
+    strict reader must read (a number out of range, nesting too deep) is read from the file
+    again for it (plans/008-performance.md, round 7a).
+
     Raises:
         TranscriptNotFound: the file is missing, unreadable, a symlink loop, or not a
             regular file (a directory, FIFO, device or socket).
@@ -297,7 +319,17 @@ def read_transcript(path: Path | str, fmt: FileFormat | None = None) -> Transcri
         if stdin is None:  # replaced by a text stream (tests, embedding applications)
             return parse_transcript(sys.stdin.read(), "<stdin>", fmt)
         return parse_transcript(stdin.read(), "<stdin>", fmt)
-    return parse_transcript(_read_regular_file(path), path, fmt)
+    data = _read_regular_file(path)
+    if not _lines_only(path, fmt):
+        document = loads_unwalked(data)
+        if document is not None:
+            del data  # the models are built from the document: the bytes go first
+            read = _fast_transcript(path, document, _format_of(fmt))
+            if read is not None:
+                return read
+            del document
+            data = _read_regular_file(path)  # for the strict reader, which says what is wrong
+    return _precise_transcript(data, path, fmt)
 
 
 _OPEN_PROBLEMS = {

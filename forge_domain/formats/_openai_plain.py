@@ -18,14 +18,16 @@ from forge_domain._token_estimates import CHARS_PER_TOKEN
 __all__: list[str] = []  # internal: _plain_message, for openai_format.messages_from_openai
 
 _PLAIN_ROLES = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
-_PLAIN_TEXT_KEYS = frozenset({"role", "content", "tool_calls"})
-_PLAIN_TOOL_KEYS = frozenset({"role", "tool_call_id", "content"})
-_PLAIN_CALL_KEYS = frozenset({"id", "type", "function"})
-_PLAIN_FUNCTION_KEYS = frozenset({"name", "arguments"})
 
 _Model = TypeVar("_Model", bound=BaseModel)
 _new = object.__new__
-_set = object.__setattr__
+_slots = BaseModel.__dict__
+_set_dict = _slots["__dict__"].__set__
+_set_fields_set = _slots["__pydantic_fields_set__"].__set__
+_set_extra = _slots["__pydantic_extra__"].__set__
+_set_private = _slots["__pydantic_private__"].__set__
+"""The setters of a model's four slots, called directly: a third faster than
+``object.__setattr__``, which looks each name up first (plans/008-performance.md, round 7a)."""
 
 
 def _defaults(model: type[BaseModel], made: tuple[str, ...]) -> dict[str, Any]:
@@ -44,15 +46,25 @@ _RESULT_DEFAULTS = _defaults(ToolResult, ("extra",))
 _CALL_DEFAULTS = _defaults(ToolCall, ("function_extra", "extra"))
 
 
-def _built(model: type[_Model], fields: dict[str, Any], set_names: tuple[str, ...]) -> _Model:
-    """What ``model(**{name: fields[name] for name in set_names})`` builds, without its
+_SET_TEXT = {"role", "content"}
+_SET_TEXT_CALLS = {"role", "content", "tool_calls"}
+_SET_RESULT = {"call_id", "content"}
+_SET_CALL = {"id", "name", "arguments"}
+"""The fields set of each plain shape, one set per shape shared by every model the reader
+builds (about 216 bytes a message less; plans/008-performance.md, round 7a). Nothing changes
+a frozen model's fields set in place: pydantic's copies take a copy of it."""
+
+
+def _built(model: type[_Model], fields: dict[str, Any], fields_set: set[str]) -> _Model:
+    """What ``model(**{name: fields[name] for name in fields_set})`` builds, without its
     validation: ``fields`` holds every field, of the types the model declares (checked by
-    the caller: plain strings, a :class:`Role`, tuples of built calls)."""
+    the caller: plain strings, a :class:`Role`, tuples of built calls), and may hold the
+    message's token estimate after them; ``fields_set`` is shared (see :data:`_SET_TEXT`)."""
     built = _new(model)
-    _set(built, "__dict__", fields)
-    _set(built, "__pydantic_fields_set__", set(set_names))
-    _set(built, "__pydantic_extra__", None)
-    _set(built, "__pydantic_private__", None)
+    _set_dict(built, fields)
+    _set_fields_set(built, fields_set)
+    _set_extra(built, None)
+    _set_private(built, None)
     return built
 
 
@@ -69,42 +81,43 @@ def _plain_message(raw: object) -> ContextMessage | None:
 
     The message's token estimate is stored as it is built, from the lengths at hand
     (what its ``approx_tokens`` would compute: the characters of the content, the calls'
-    names and arguments, at :data:`CHARS_PER_TOKEN` rounded up).
+    names and arguments, at :data:`CHARS_PER_TOKEN` rounded up), in the ``__dict__`` slot
+    its ``cached_property`` fills.
     """
+    # Each shape's keys are told by their count and the keys read: a missing key reads as
+    # None (or, for content, as ``raw`` itself), which no check below lets through.
     if type(raw) is not dict:
         return None
-    role, content = raw.get("role"), raw.get("content")
+    role = raw.get("role")
     if role == "tool":
-        call_id = raw.get("tool_call_id")
-        if not (raw.keys() <= _PLAIN_TOOL_KEYS and type(content) is str and type(call_id) is str):
+        call_id, content = raw.get("tool_call_id"), raw.get("content")
+        if len(raw) != 3 or type(content) is not str or type(call_id) is not str or not call_id:
             return None
-        if not call_id:
-            return None
-        fields = {**_RESULT_DEFAULTS, "call_id": call_id, "content": content, "extra": {}}
-        result = _built(ToolResult, fields, ("call_id", "content"))
-        return _estimated(result, len(content))
-    if type(role) is not str or role not in _PLAIN_ROLES or not raw.keys() <= _PLAIN_TEXT_KEYS:
+        fields = _RESULT_DEFAULTS.copy()
+        fields["call_id"], fields["content"], fields["extra"] = call_id, content, {}
+        fields["approx_tokens"] = -(-len(content) // CHARS_PER_TOKEN)
+        return _built(ToolResult, fields, _SET_RESULT)
+    if type(role) is not str or role not in _PLAIN_ROLES:
         return None
-    if "content" not in raw or not (content is None or type(content) is str):
+    content = raw.get("content", raw)
+    if not (content is None or type(content) is str):
+        return None
+    if len(raw) != 2 and (len(raw) != 3 or "tool_calls" not in raw):
         return None
     chars = 0 if content is None else len(content)
+    fields = _TEXT_DEFAULTS.copy()
+    fields["role"], fields["content"], fields["extra"] = _PLAIN_ROLES[role], content, {}
     if "tool_calls" not in raw:
-        fields = {**_TEXT_DEFAULTS, "role": _PLAIN_ROLES[role], "content": content, "extra": {}}
-        return _estimated(_built(TextMessage, fields, ("role", "content")), chars)
+        fields["approx_tokens"] = -(-chars // CHARS_PER_TOKEN)
+        return _built(TextMessage, fields, _SET_TEXT)
     calls = _plain_calls(raw["tool_calls"])
     if calls is None:
         return None
     for call in calls:
         chars += len(call.name) + len(call.arguments)
-    fields = {**_TEXT_DEFAULTS, "role": _PLAIN_ROLES[role], "content": content, "extra": {}}
     fields["tool_calls"] = calls
-    return _estimated(_built(TextMessage, fields, ("role", "content", "tool_calls")), chars)
-
-
-def _estimated(message: TextMessage | ToolResult, chars: int) -> ContextMessage:
-    """``message`` with its ``approx_tokens`` stored (where its ``cached_property`` keeps it)."""
-    message.__dict__["approx_tokens"] = -(-chars // CHARS_PER_TOKEN)
-    return message
+    fields["approx_tokens"] = -(-chars // CHARS_PER_TOKEN)
+    return _built(TextMessage, fields, _SET_TEXT_CALLS)
 
 
 def _plain_calls(raw: object) -> tuple[ToolCall, ...] | None:
@@ -114,17 +127,18 @@ def _plain_calls(raw: object) -> tuple[ToolCall, ...] | None:
         return None
     calls: list[ToolCall] = []
     for call in raw:
-        if type(call) is not dict or call.keys() != _PLAIN_CALL_KEYS:
+        if type(call) is not dict or len(call) != 3:
             return None
-        function, call_id = call["function"], call["id"]
-        if call["type"] != "function" or type(function) is not dict:
+        function, call_id = call.get("function"), call.get("id")
+        if type(function) is not dict or len(function) != 2 or call.get("type") != "function":
             return None
         name, arguments = function.get("name"), function.get("arguments")
-        if function.keys() != _PLAIN_FUNCTION_KEYS or type(arguments) is not str:
-            return None
         if type(call_id) is not str or not call_id or type(name) is not str or not name:
             return None
-        fields = {**_CALL_DEFAULTS, "id": call_id, "name": name, "arguments": arguments}
+        if type(arguments) is not str:
+            return None
+        fields = _CALL_DEFAULTS.copy()
+        fields["id"], fields["name"], fields["arguments"] = call_id, name, arguments
         fields["function_extra"], fields["extra"] = {}, {}
-        calls.append(_built(ToolCall, fields, ("id", "name", "arguments")))
+        calls.append(_built(ToolCall, fields, _SET_CALL))
     return tuple(calls)

@@ -247,77 +247,100 @@ def _user(extra: str, content: str = '"x"') -> str:
     return f'[{{"role": "user", "content": {content}{extra}}}]'
 
 
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        (_user(', "score": NaN'), "line 1 column 44: invalid JSON: NaN is not a JSON number"),
-        (
-            _user(', "score": Infinity'),
-            "line 1 column 44: invalid JSON: Infinity is not a JSON number",
-        ),
-        (
-            _user(', "score": -Infinity'),
-            "line 1 column 44: invalid JSON: -Infinity is not a JSON number",
-        ),
-        (
-            _user(', "usage": {"cost": 1e309}'),
-            "line 1 column 53: invalid JSON: number 1e309 is out of range "
-            "(a float holds at most 1.8e308)",
-        ),
-        (
-            _user(', "n": ' + "9" * 5_000),
-            "line 1 column 40: invalid JSON: "
-            "integer of 5,000 digits is out of range (at most 4,300)",
-        ),
-        (
-            _user(', "x": ' + "[" * 5_000 + "]" * 5_000),
-            "line 1 column 238: invalid JSON: nested deeper than 200 levels",
-        ),
-        (
-            _user(', "x": ' + "[" * 199 + "]" * 199),
-            "line 1 column 238: invalid JSON: nested deeper than 200 levels",
-        ),
-        (
-            _user("", '"x\\ud800"'),
-            "line 1 column 30: invalid JSON: lone surrogate '\\ud800' (half a UTF-16 pair)",
-        ),
-        (
-            '[\n  {"role": "user",\n   "content": "\\udc00 after"}]',
-            "line 3 column 15: invalid JSON: lone surrogate '\\udc00' (half a UTF-16 pair)",
-        ),
-        (
-            _user("", '"\\ud83d\\ud83d"'),
-            "line 1 column 30: invalid JSON: lone surrogate '\\ud83d' (half a UTF-16 pair)",
-        ),
-        (
-            _user(', "\\udfff": 1'),
-            "line 1 column 35: invalid JSON: lone surrogate '\\udfff' (half a UTF-16 pair)",
-        ),
-        (
-            _user("", '"x\ud800"'),
-            "line 1 column 30: invalid JSON: lone surrogate '\\ud800' (half a UTF-16 pair)",
-        ),
-    ],
-    ids=[
-        "nan",
-        "infinity",
-        "minus-infinity",
-        "float-over-range",
-        "int-over-digit-limit",
-        "nested-5000",
-        "nested-201",
-        "lone-lead-surrogate",
-        "lone-trail-surrogate-line-3",
-        "lead-then-lead",
-        "surrogate-in-a-key",
-        "raw-surrogate-in-text",
-    ],
-)
+_UNWRITABLE = [
+    (_user(', "score": NaN'), "line 1 column 44: invalid JSON: NaN is not a JSON number"),
+    (
+        _user(', "score": Infinity'),
+        "line 1 column 44: invalid JSON: Infinity is not a JSON number",
+    ),
+    (
+        _user(', "score": -Infinity'),
+        "line 1 column 44: invalid JSON: -Infinity is not a JSON number",
+    ),
+    (
+        _user(', "usage": {"cost": 1e309}'),
+        "line 1 column 53: invalid JSON: number 1e309 is out of range "
+        "(a float holds at most 1.8e308)",
+    ),
+    (
+        _user(', "n": ' + "9" * 5_000),
+        "line 1 column 40: invalid JSON: integer of 5,000 digits is out of range (at most 4,300)",
+    ),
+    (
+        _user(', "x": ' + "[" * 5_000 + "]" * 5_000),
+        "line 1 column 238: invalid JSON: nested deeper than 200 levels",
+    ),
+    (
+        _user(', "x": ' + "[" * 199 + "]" * 199),
+        "line 1 column 238: invalid JSON: nested deeper than 200 levels",
+    ),
+    (
+        _user("", '"x\\ud800"'),
+        "line 1 column 30: invalid JSON: lone surrogate '\\ud800' (half a UTF-16 pair)",
+    ),
+    (
+        '[\n  {"role": "user",\n   "content": "\\udc00 after"}]',
+        "line 3 column 15: invalid JSON: lone surrogate '\\udc00' (half a UTF-16 pair)",
+    ),
+    (
+        _user("", '"\\ud83d\\ud83d"'),
+        "line 1 column 30: invalid JSON: lone surrogate '\\ud83d' (half a UTF-16 pair)",
+    ),
+    (
+        _user(', "\\udfff": 1'),
+        "line 1 column 35: invalid JSON: lone surrogate '\\udfff' (half a UTF-16 pair)",
+    ),
+    (
+        _user("", '"x\ud800"'),
+        "line 1 column 30: invalid JSON: lone surrogate '\\ud800' (half a UTF-16 pair)",
+    ),
+]
+_UNWRITABLE_IDS = [
+    "nan",
+    "infinity",
+    "minus-infinity",
+    "float-over-range",
+    "int-over-digit-limit",
+    "nested-5000",
+    "nested-201",
+    "lone-lead-surrogate",
+    "lone-trail-surrogate-line-3",
+    "lead-then-lead",
+    "surrogate-in-a-key",
+    "raw-surrogate-in-text",
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), _UNWRITABLE, ids=_UNWRITABLE_IDS)
 def test_parse_transcript_refuses_json_it_could_not_write_back(text, expected):
     with pytest.raises(MalformedJson) as caught:
         parse_transcript(text, "a.json")
 
     assert str(caught.value) == f"a.json: {expected}"
+
+
+def _is_utf8(text: str) -> bool:
+    return not any("\ud800" <= c <= "\udfff" for c in text)
+
+
+_UNWRITABLE_FILES = [
+    pytest.param(text, expected, id=name)
+    for (text, expected), name in zip(_UNWRITABLE, _UNWRITABLE_IDS, strict=True)
+    if _is_utf8(text)  # a raw surrogate cannot be in a UTF-8 file
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), _UNWRITABLE_FILES)
+def test_read_transcript_refuses_json_it_could_not_write_back(tmp_path, text, expected):
+    # the file's bytes are dropped once decoded; a document the walk refuses is read again
+    # for the strict reader, which says where the problem is
+    path = tmp_path / "a.json"
+    path.write_text(text, encoding="utf-8")
+
+    with pytest.raises(MalformedJson) as caught:
+        read_transcript(path)
+
+    assert str(caught.value) == f"{path}: {expected}"
 
 
 def test_parse_transcript_names_the_jsonl_line_of_a_lone_surrogate():

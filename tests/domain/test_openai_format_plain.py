@@ -10,10 +10,21 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from forge_domain import JsonObject, Role, TextMessage, ToolCall, ToolResult
+from forge_domain import (
+    ContextMessage,
+    InvalidMessage,
+    JsonObject,
+    Role,
+    TextMessage,
+    ToolCall,
+    ToolResult,
+)
 from forge_domain.formats import message_from_openai, message_to_openai
 from forge_domain.formats._openai import messages_from_openai
 from forge_domain.formats._openai_plain import _plain_message
@@ -180,3 +191,144 @@ def test_plain_reader_builds_the_validated_model_s_state(name, raw):
         exclude_unset=True
     )
     assert read.extra is not _plain_message(raw).extra  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(("name", "raw"), PLAIN, ids=[n for n, _ in PLAIN])
+def test_a_copy_with_an_update_leaves_the_fields_set_other_messages_share(name, raw):
+    # The plain reader gives every message of one shape the same fields-set object; a
+    # copy must take its own, or an update would show up as set on every other message.
+    first, second = _plain_message(raw), _plain_message(raw)
+    assert first is not None
+    assert second is not None
+    shared = set(second.model_fields_set)
+
+    copied = first.model_copy(update={"extra": {"seen": True}})
+
+    assert (copied.model_fields_set, second.model_fields_set, first.model_fields_set) == (
+        shared | {"extra"},
+        shared,
+        shared,
+    )
+    calls = (getattr(first, "tool_calls", None) or (), getattr(second, "tool_calls", None) or ())
+    for one, other in zip(*calls, strict=True):
+        one.model_copy(update={"extra": {"seen": True}})
+        assert other.model_fields_set == {"id", "name", "arguments"}
+
+
+# -- generated wire messages: both readers agree on every shape ------------------------------
+
+_TEXTS = st.sampled_from(["", "x", "Fix the bug.", '{"path": "a.py"}', "é\n\t\"'", "{}"])
+_IDS = st.sampled_from(["call_1", "c", "call_2", "call_3", "", None, 3])
+_ODD = st.sampled_from([None, 3, 2.5, True, [], {}, ["x"], {"a": 1}])
+"""Values of the wrong type for any field the plain reader reads."""
+
+
+def _maybe(draw: st.DrawFn, key: str, values: st.SearchStrategy[object], into: dict) -> None:
+    if draw(st.booleans()):
+        into[key] = draw(values)
+
+
+@st.composite
+def _parts(draw: st.DrawFn) -> list[object]:
+    kinds = st.sampled_from(["text", "image", "refusal", "odd"])
+    parts: list[object] = []
+    for kind in draw(st.lists(kinds, max_size=3)):
+        if kind == "text":
+            parts.append({"type": "text", "text": draw(_TEXTS)})
+        elif kind == "image":
+            image = {"url": "data:image/png;base64,AAAA"}
+            _maybe(draw, "detail", st.sampled_from(["low", "high", "auto"]), image)
+            parts.append({"type": "image_url", "image_url": image})
+        elif kind == "refusal":
+            parts.append({"type": "refusal", "refusal": draw(_TEXTS)})
+        else:
+            parts.append(draw(_ODD))
+    return parts
+
+
+def _changed(draw: st.DrawFn, plain: dict[str, object], keys: list[str]) -> dict[str, object]:
+    """``plain``, or it with one key dropped, given a value of the wrong type, or added."""
+    raw = dict(plain)
+    change = draw(st.sampled_from(["none"] * 6 + ["drop", "odd", "add"]))
+    if change == "drop" and raw:
+        del raw[draw(st.sampled_from(sorted(raw)))]
+    elif change == "odd":
+        raw[draw(st.sampled_from(keys))] = draw(_ODD)
+    elif change == "add":
+        raw[draw(st.sampled_from(["index", "strict", "timestamp", "cache_control"]))] = 0
+    return raw
+
+
+@st.composite
+def _call(draw: st.DrawFn) -> dict[str, object]:
+    function = {
+        "name": draw(st.sampled_from(["read_file", "shell", ""])),
+        "arguments": draw(_TEXTS),
+    }
+    call = {
+        "id": draw(_IDS),
+        "type": draw(st.sampled_from(["function"] * 4 + ["custom"])),
+        "function": _changed(draw, function, ["name", "arguments"]),
+    }
+    return _changed(draw, call, ["id", "type", "function"])
+
+
+_GOOD_IDS = st.sampled_from(["call_1", "c", "call_2"])
+
+
+@st.composite
+def _plain_wire(draw: st.DrawFn) -> dict[str, object]:
+    """A message of the plain shape (text or null content, plain calls, a tool result)."""
+    role = draw(st.sampled_from(["system", "user", "assistant", "tool"]))
+    if role == "tool":
+        return {"role": role, "tool_call_id": draw(_GOOD_IDS), "content": draw(_TEXTS)}
+    raw: dict[str, object] = {"role": role, "content": draw(st.one_of(_TEXTS, st.none()))}
+    if role == "assistant" and draw(st.booleans()):
+        function = {
+            "name": draw(st.sampled_from(["read_file", "shell"])),
+            "arguments": draw(_TEXTS),
+        }
+        call = {"id": draw(_GOOD_IDS), "type": "function", "function": function}
+        raw["tool_calls"] = [call] * draw(st.integers(0, 2))
+    return raw
+
+
+@st.composite
+def _wire_message(draw: st.DrawFn) -> dict[str, object]:
+    """An OpenAI chat message: of the plain shape, or with one thing changed."""
+    if draw(st.booleans()):
+        return draw(_plain_wire())
+    roles = ["system", "user", "assistant", "assistant", "tool", "tool", "developer", "bot"]
+    role = draw(st.sampled_from(roles))
+    content = draw(st.one_of(_TEXTS, _TEXTS, _TEXTS, st.none(), _parts()))
+    raw: dict[str, object] = {"role": role, "content": content}
+    if role == "tool":
+        raw["tool_call_id"] = draw(_IDS)
+    if role == "assistant" and draw(st.booleans()):
+        raw["tool_calls"] = draw(st.lists(_call(), max_size=3))
+    extra = st.sampled_from(["name", "refusal", "is_error", "droppable", "usage", "timestamp"])
+    if draw(st.integers(0, 4)) == 0:
+        key = draw(extra)
+        raw[key] = {"usage": {"total_tokens": 5}, "is_error": True, "droppable": True}.get(
+            key, draw(_TEXTS)
+        )
+    return _changed(draw, raw, sorted(raw))
+
+
+def _outcome(read: Callable[[], list[ContextMessage]]) -> object:
+    """The messages read, their estimates and written form; or the error's message."""
+    try:
+        messages = read()
+    except InvalidMessage as error:
+        return str(error)
+    return messages, [m.approx_tokens for m in messages], [message_to_openai(m) for m in messages]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_wire_message(), min_size=1, max_size=4))
+def test_generated_messages_read_as_the_general_reader_reads_them(raws):
+    # what the transcript reader builds (the plain reader first) against the general
+    # reader alone: the same messages, estimates and written form, or the same error
+    actual = _outcome(lambda: messages_from_openai(raws))
+
+    assert actual == _outcome(lambda: [message_from_openai(i, r) for i, r in enumerate(raws)])
