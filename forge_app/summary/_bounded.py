@@ -47,9 +47,10 @@ from forge_domain.tools import (
     ShellTool,
     SummaryTool,
     ToolCatalog,
-    text_turns,
+    looks_like_observation,
 )
 from forge_domain.tools._outcome import output_shows_error
+from forge_domain.tools._text_protocol import answers_text_action
 
 __all__: list[str] = []  # internal: used by the compactor
 
@@ -196,9 +197,6 @@ def plan_span(
 ) -> SpanPlan | None:
     """What to build of ``messages`` for a frame of ``max_chars`` (see the module); None
     when the span is to be built as it is."""
-    turns = text_turns(messages)
-    if turns.answered or turns.orphans:
-        return None
     reading = _read_span(messages, catalog, classifier, text_limit)
     if reading is None:
         return None
@@ -220,7 +218,8 @@ def _read_span(
 ) -> _SpanReading | None:
     """One walk over ``messages``, newest first: each call's tools and plain operation key
     (from ``classifier``; a pure call read once), whether its output shows an error, the
-    blocks, texts and asks; None for a call without an id or two calls sharing one."""
+    blocks, texts and asks; None for a span with text-protocol turns (:func:`text_turns`),
+    a call without an id or two calls sharing one."""
     results: dict[str, ToolResult] = {}
     for message in messages:
         if isinstance(message, ToolResult) and message.call_id:
@@ -246,6 +245,7 @@ def _read_span(
     inferring = catalog.failure_inference == "output"
     in_block = False
     speaker: Role | None = None  # of the run walked, as from_messages' blocks see runs
+    newer: TextMessage | None = None  # the last non-system text message walked
     system, assistant = Role.SYSTEM, Role.ASSISTANT  # (an enum's member is slow to look up)
     add_id, find_result, find_reading = seen_ids.add, results.get, read.get
     add_index, add_block, add_key, add_tools = (
@@ -261,6 +261,9 @@ def _read_span(
         role = message.role
         if role == system:
             continue
+        if role == assistant and not message.tool_calls and answers_text_action(message, newer):
+            return None  # a text-protocol action and its answer: built as they are
+        newer = message
         if role != speaker and not is_only_media(message):
             speaker = role
             read_always.append(index)
@@ -322,6 +325,8 @@ def _read_span(
             add_block(block)
             add_key(key)
             add_tools(tools)
+    if newer is not None and newer.role != assistant and looks_like_observation(newer.text):
+        return None  # the span starts with the answer to an action before it
     return _SpanReading(
         ids,
         indexes,
