@@ -220,10 +220,7 @@ def _read_span(
     (from ``classifier``; a pure call read once), whether its output shows an error, the
     blocks, texts and asks; None for a span with text-protocol turns (:func:`text_turns`),
     a call without an id or two calls sharing one."""
-    results: dict[str, ToolResult] = {}
-    for message in messages:
-        if isinstance(message, ToolResult) and message.call_id:
-            results[message.call_id] = message
+    results: dict[str, ToolResult] = {}  # the newest of each id, walked before its call
     ids: list[str] = []
     indexes: list[int] = []
     blocks: list[int] = []
@@ -247,6 +244,8 @@ def _read_span(
     speaker: Role | None = None  # of the run walked, as from_messages' blocks see runs
     newer: TextMessage | None = None  # the last non-system text message walked
     system, assistant = Role.SYSTEM, Role.ASSISTANT  # (an enum's member is slow to look up)
+    # A call's results are newer than it in a valid span, so the walk has them when it reads
+    # the call; a result out of place leaves its call without one, which keeps the call.
     add_id, find_result, find_reading = seen_ids.add, results.get, read.get
     add_index, add_block, add_key, add_tools = (
         indexes.append,
@@ -257,6 +256,8 @@ def _read_span(
     for index in range(len(messages) - 1, -1, -1):  # newest first, for the REACH
         message = messages[index]
         if type(message) is not TextMessage:
+            if type(message) is ToolResult and message.call_id:
+                results.setdefault(message.call_id, message)
             continue
         role = message.role
         if role == system:
