@@ -40,6 +40,10 @@ _REDIRECT = re.compile(r"(\d*)(&>>|&>|>>|>\||>&|>|<<<|<<-|<<|<&|<>|<)")
 _SEPARATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "(", ")")
 _WORD_END = frozenset(" \t\n;&|()<>")
 _UNKNOWABLE = frozenset("*?[")
+_PLAIN_RUN = re.compile(r"[^ \t\n;&|()<>'\"\\$`*?\[]+")
+"""A run of a word's characters that the word keeps as they are, and that keep it literal."""
+_QUOTED_RUN = re.compile(r'[^"\\$`]+')
+"""A run of characters inside double quotes that the word keeps as they are."""
 _PYTHON = re.compile(r"python(?:\d+(?:\.\d+)*)?")
 _OPEN_WRITE = re.compile(
     r"""open\(\s*(?P<path>[^,()]+?)\s*,\s*(?:mode\s*=\s*)?[rbu]*['"](?P<mode>[rwaxbt+]+)['"]"""
@@ -154,6 +158,11 @@ class _Lexer:
     def _word(self) -> _Word:
         text, at, parts, literal = self.text, self.at, [], True
         while at < len(text) and text[at] not in _WORD_END:
+            plain = _PLAIN_RUN.match(text, at)  # characters that stand for themselves
+            if plain is not None:
+                parts.append(plain.group())
+                at = plain.end()
+                continue
             char = text[at]
             if char == "'":
                 end = text.find("'", at + 1)
@@ -164,6 +173,11 @@ class _Lexer:
             elif char == '"':
                 at += 1
                 while at < len(text) and text[at] != '"':
+                    quoted = _QUOTED_RUN.match(text, at)
+                    if quoted is not None:
+                        parts.append(quoted.group())
+                        at = quoted.end()
+                        continue
                     if text[at] == "\\" and at + 1 < len(text):
                         at += 1
                     elif text[at] in "$`":
@@ -335,9 +349,31 @@ def _command_changes(command: _Simple, context: _Context) -> Iterator[tuple[str,
         yield from changes or [("file_update", UNKNOWN_PATH)]
 
 
+_WRITING_PROGRAMS = ("sed", "perl", "tee", "touch", "rm", "cp", "mv", "python", "patch", "git")
+"""What the name of every program :func:`_command_changes` reads changes holds."""
+
+
+def _may_change_files(command: str) -> bool:
+    """False for a command whose text holds no ``>`` (every output redirection has one) and
+    names none of :data:`_WRITING_PROGRAMS`, even with its quotes and backslashes taken out
+    (a word's text is its characters without them), nor a command substitution (``$(…)``,
+    which a word's text leaves out, joining the letters around it): it changes no file."""
+    if ">" in command or "$(" in command:
+        return True
+    bare = command.replace("'", "").replace('"', "").replace("\\", "")
+    return any(name in bare for name in _WRITING_PROGRAMS)
+
+
 def shell_file_changes(command: str, cwd: str = "") -> tuple[FileChange, ...]:
     """The files ``command`` writes or removes, in order, each once (see the module doc);
     ``cwd`` is the directory it runs in, when the call names one."""
+    if not _may_change_files(command):
+        return ()  # most commands an agent runs: not lexed
+    return _lexed_changes(command, cwd)
+
+
+def _lexed_changes(command: str, cwd: str) -> tuple[FileChange, ...]:
+    """:func:`shell_file_changes`, read from the command's words."""
     changes: dict[tuple[str, str], None] = {}
     context = _Context(base=cwd)
     lexer = _Lexer(command)

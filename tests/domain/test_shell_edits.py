@@ -7,11 +7,21 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forge_domain.tools import UNKNOWN_PATH, shell_file_changes
+from forge_domain.tools._shell_edits import _lexed_changes, _may_change_files
 
 U, R = "file_update", "file_remove"
 
 CHANGES = [
     ("sed-in-place", "sed -i 's/a/b/' x.py", [(U, "x.py")]),
+    ("quoted-program-name", "s'e'd -i 's/a/b/' x.py", [(U, "x.py")]),
+    ("escaped-program-name", 'r\\m "a b.py" c\\ d.py', [(R, "a b.py"), (R, "c d.py")]),
+    (
+        "program-name-in-double-quotes",
+        '"/bin/t"ouch "$HOME"/x plain.txt',
+        [(U, UNKNOWN_PATH), (U, "plain.txt")],
+    ),
+    ("substitution-inside-a-program-name", "r$(true)m -f old.py", [(R, "old.py")]),
+    ("no-writer", "grep -rn 'open(' src | head -20 && ls -la", []),
     (
         "sed-cluster-and-scripts",
         "cd /testbed && sed -i.bak -e 's/a/b/' -e 's/c/d/' src/a.py src/b.py",
@@ -110,3 +120,17 @@ def test_shell_file_changes_joins_the_calls_working_directory():
 def test_shell_file_changes_never_fails_and_names_each_change_once(command):
     changes = shell_file_changes(command)
     assert len(changes) == len(set(changes))
+
+
+_PIECES = (
+    *("s", "e", "d", "r", "m", "c", "p", "v", "t", "o", "u", "h", "g", "i", "y", "n"),
+    *("sed", "rm", "mv", "tee", "python3", "git apply", "patch", "perl", "touch", "cp"),
+    *(" ", "\t", "\n", "'", '"', "\\", "$", "$(", ")", "`", "*", ";", "&&", "|", "<", "<<"),
+    *("EOF", "\nEOF\n", "/", "=", "X=1 ", "sudo ", "cd a ", "-i", "-c", "a.py", "#"),
+)
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=16).map("".join))
+def test_a_command_the_pre_check_passes_over_changes_no_file(command):
+    """``_may_change_files`` is False only where reading the words finds no change."""
+    assert _may_change_files(command) or _lexed_changes(command, "/w") == ()
