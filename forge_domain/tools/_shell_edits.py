@@ -349,19 +349,34 @@ def _command_changes(command: _Simple, context: _Context) -> Iterator[tuple[str,
         yield from changes or [("file_update", UNKNOWN_PATH)]
 
 
-_WRITING_PROGRAMS = ("sed", "perl", "tee", "touch", "rm", "cp", "mv", "python", "patch", "git")
-"""What the name of every program :func:`_command_changes` reads changes holds."""
+_WRITING_PROGRAM = re.compile(
+    r"(?:^|[ \t\n;&|()<>/])(sed|perl|tee|touch|rm|cp|mv|patch|git)(?=[ \t\n;&|()<>]|$)"
+)
+"""A word (or a path's last part) naming a program :func:`_command_changes` reads changes
+from, Python aside (it writes only where its code holds ``open(`` or ``.write_``)."""
+_IN_PLACE_OPTION = re.compile(r"-[^ \t\n;&|()<>]*i")
+"""An option word holding an ``i``: ``sed`` and ``perl`` change files only with one."""
+_SILENT_REDIRECT = re.compile(r">&|(?:&>>?|>>?)[ \t]*/dev/null(?=[ \t\n;&|()<>]|$)")
+"""``2>&1``, ``> /dev/null``: redirections that never name a file changed (``>&`` is not
+read as a writer, ``/dev/`` is never a change)."""
 
 
 def _may_change_files(command: str) -> bool:
-    """False for a command whose text holds no ``>`` (every output redirection has one) and
-    names none of :data:`_WRITING_PROGRAMS`, even with its quotes and backslashes taken out
-    (a word's text is its characters without them), nor a command substitution (``$(…)``,
-    which a word's text leaves out, joining the letters around it): it changes no file."""
-    if ">" in command or "$(" in command:
+    """False for a command whose text holds no ``>`` but in :data:`_SILENT_REDIRECT`
+    (every output redirection has one), no :data:`_WRITING_PROGRAM` (``sed`` and ``perl``
+    only with an :data:`_IN_PLACE_OPTION`), nor Python with ``open(`` or ``.write_``, even
+    with its quotes and backslashes taken out (a word's text is its characters without
+    them), nor a command substitution (``$(…)``, which a word's text leaves out, joining
+    the letters around it): it changes no file."""
+    if "$(" in command or ">" in _SILENT_REDIRECT.sub("", command):
         return True
     bare = command.replace("'", "").replace('"', "").replace("\\", "")
-    return any(name in bare for name in _WRITING_PROGRAMS)
+    if "python" in bare and ("open(" in bare or ".write_" in bare):
+        return True
+    programs = {match.group(1) for match in _WRITING_PROGRAM.finditer(bare)}
+    if not programs <= {"sed", "perl"}:
+        return True
+    return bool(programs) and _IN_PLACE_OPTION.search(bare) is not None
 
 
 def shell_file_changes(command: str, cwd: str = "") -> tuple[FileChange, ...]:

@@ -21,6 +21,19 @@ CHANGES = [
         [(U, UNKNOWN_PATH), (U, "plain.txt")],
     ),
     ("substitution-inside-a-program-name", "r$(true)m -f old.py", [(R, "old.py")]),
+    ("silent-redirections", "python -m pytest -x 2>&1 >/dev/null | tail -5", []),
+    ("dev-null-then-a-file", "make 2>/dev/null >build.log", [(U, "build.log")]),
+    ("dev-with-a-variable", "echo x >/dev/$TTY", [(U, UNKNOWN_PATH)]),
+    ("dev-null-then-more", "echo x >/dev/null$X", [(U, UNKNOWN_PATH)]),
+    ("duplicated-then-a-file", "make 2>&1>out.txt", [(U, "out.txt")]),
+    (
+        "python-path-write",
+        """python3 -c "from pathlib import Path; Path('x.txt').write_text('1')" """,
+        [(U, "x.txt")],
+    ),
+    ("in-place-in-a-cluster", "cd /w && sed -ni.bak 1p a.py", [(U, "/w/a.py")]),
+    ("program-by-its-path", "/usr/bin/perl -pi -e 's/a/b/' x.pl", [(U, "x.pl")]),
+    ("printing-sed-and-a-patch-file", "sed -n '1,5p' a.py; cat fix.patch", []),
     ("no-writer", "grep -rn 'open(' src | head -20 && ls -la", []),
     (
         "sed-cluster-and-scripts",
@@ -127,6 +140,9 @@ _PIECES = (
     *("sed", "rm", "mv", "tee", "python3", "git apply", "patch", "perl", "touch", "cp"),
     *(" ", "\t", "\n", "'", '"', "\\", "$", "$(", ")", "`", "*", ";", "&&", "|", "<", "<<"),
     *("EOF", "\nEOF\n", "/", "=", "X=1 ", "sudo ", "cd a ", "-i", "-c", "a.py", "#"),
+    *(">", "2>&1", ">&", "&>", " >/dev/null", ">> /dev/null", "/dev/null", "/dev/", "$X"),
+    *("open(", "'w')", ".write_text(", "Path(", "-m pytest", "/usr/bin/", "-ni", "-n", ".patch"),
+    *("\r", "x;", "--in-place"),
 )
 
 
