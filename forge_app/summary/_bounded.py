@@ -47,10 +47,10 @@ from forge_domain.tools import (
     ShellTool,
     SummaryTool,
     ToolCatalog,
+    answers_text_action,
     looks_like_observation,
 )
 from forge_domain.tools._outcome import output_shows_error
-from forge_domain.tools._text_protocol import answers_text_action
 
 __all__: list[str] = []  # internal: used by the compactor
 
