@@ -36,7 +36,7 @@ from forge_app.summary._build import REACH, with_last_error
 from forge_app.summary._fit_summary import _LINE_CHARS, _TEXT_CHARS, _chars
 from forge_app.summary._omission import omission_note
 from forge_app.summary.transformers._keep_last_operation import operation_key
-from forge_domain import ContextMessage, Role, TextMessage, ToolCall, ToolResult
+from forge_domain import ContextMessage, Role, TextMessage, ToolResult
 from forge_domain.summary import ContextSummary, SummaryBlock
 from forge_domain.summary._selection import Selection, is_only_media
 from forge_domain.summary._summary import OmittedKind
@@ -47,7 +47,8 @@ from forge_domain.tools import (
     ShellTool,
     SummaryTool,
     ToolCatalog,
-    text_turns,
+    answers_text_action,
+    looks_like_observation,
 )
 from forge_domain.tools._outcome import output_shows_error
 
@@ -65,21 +66,48 @@ _Reading = tuple[tuple[SummaryTool, ...], str, Hashable | None]
 
 
 @dataclass(slots=True)
-class _Call:
-    """What the pre-pass knows of one call."""
+class _SpanReading:
+    """What :func:`_read_span` reads of a span, for :func:`_planned` to decide on.
 
-    index: int
+    Calls are in parallel lists, newest first, one entry each (no object per call: a
+    50,000-message span has 25,000 calls, and what lives through the plan is what the
+    collector's passes walk; plans/008-performance.md round 7c)."""
+
+    ids: list[str]
+    """Each call's id."""
+    indexes: list[int]
     """The position of its message in the span."""
-    block: int
+    blocks: list[int]
     """Its assistant block, counted from the newest."""
-    call: ToolCall
-    key: Hashable | None
+    keys: list[Hashable | None]
     """Its plain operation key; None when it is never left out (error, file change, …)."""
-    kind: str
-    tools: tuple[SummaryTool, ...]
-    """What it did (its line's size is read from them when the budget needs it)."""
-    protected: bool
-    """Kept whatever the budget: one of the newest commands, read for the last error."""
+    tools: list[tuple[SummaryTool, ...]]
+    """What it did (its line's size and kind are read from them)."""
+    protected: list[int]
+    """Positions of the calls kept whatever the budget: the newest commands, read for the
+    last error."""
+    texts: list[int | None]
+    """Per block, from the newest: the index of its newest text."""
+    narrated: list[int]
+    """The assistant messages with a text."""
+    asks: list[str]
+    """The user texts, newest first."""
+    ask_starts: list[int]
+    """Per block: where in :attr:`asks` the user texts older than it start (those
+    between it and the next older block, then older ones)."""
+    read_always: list[int]
+    """User texts, and the newest message of each run of one speaker."""
+    kept_chars: int
+    """What the asks and the lines never left out add to the frame."""
+    results: dict[str, ToolResult]
+    """The span's results by call id."""
+
+    def asks_before(self, block: int) -> tuple[int, int]:
+        """Where in :attr:`asks` the user texts between ``block`` and the next older one
+        are (``-1``: those newer than every block), as a ``(start, end)`` range."""
+        start = 0 if block < 0 else self.ask_starts[block]
+        end = self.ask_starts[block + 1] if block + 1 < len(self.ask_starts) else len(self.asks)
+        return start, end
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,36 +197,74 @@ def plan_span(
 ) -> SpanPlan | None:
     """What to build of ``messages`` for a frame of ``max_chars`` (see the module); None
     when the span is to be built as it is."""
-    turns = text_turns(messages)
-    if turns.answered or turns.orphans:
+    reading = _read_span(messages, catalog, classifier, text_limit)
+    if reading is None:
         return None
-    results: dict[str, ToolResult] = {}
-    for message in messages:
-        if isinstance(message, ToolResult) and message.call_id:
-            results[message.call_id] = message
-    calls: list[_Call] = []
-    texts: list[int | None] = []  # per block, from the newest: its newest text
-    narrated: list[int] = []  # the assistant messages with a text
-    asks: dict[int, set[str]] = {
-        -1: set()
-    }  # per block, the user texts between it and the next older one
-    ids: set[str] = set()
+    decided = _planned(reading, max_chars - reading.kept_chars)
+    kept, kept_texts = decided.calls, decided.texts
+    visit = set(reading.read_always)  # and every message that builds an item
+    visit.update(reading.narrated if kept_texts is None else kept_texts)
+    ids = reading.ids
+    visit.update(index for position, index in enumerate(reading.indexes) if ids[position] in kept)
+    selection = Selection(kept, decided.earlier, kept_texts, sorted(visit), reading.results)
+    return SpanPlan(selection, decided.omitted)
+
+
+def _read_span(
+    messages: Sequence[ContextMessage],
+    catalog: ToolCatalog,
+    classifier: CallClassifier,
+    text_limit: int,
+) -> _SpanReading | None:
+    """One walk over ``messages``, newest first: each call's tools and plain operation key
+    (from ``classifier``; a pure call read once), whether its output shows an error, the
+    blocks, texts and asks; None for a span with text-protocol turns (:func:`text_turns`),
+    a call without an id or two calls sharing one."""
+    results: dict[str, ToolResult] = {}  # the newest of each id, walked before its call
+    ids: list[str] = []
+    indexes: list[int] = []
+    blocks: list[int] = []
+    keys: list[Hashable | None] = []
+    tools_of: list[tuple[SummaryTool, ...]] = []
+    protected: list[int] = []
+    texts: list[int | None] = []
+    narrated: list[int] = []
+    asks: list[str] = []
+    ask_starts: list[int] = []
+    read_always: list[int] = []
+    seen_ids: set[str] = set()
     kept_chars = 0  # asks, and lines never left out
     shell_seen = 0
-    read: dict[tuple[str, str], _Reading] = {}  # per pure call (name and arguments)
+    read: dict[str, dict[str, tuple[SummaryTool, ...]]] = {}  # per name and arguments
+    # Per pure call's tools (by identity: they stay alive in ``tools_of``, and the
+    # classifier gives one tuple to the calls of one file), their plain key.
+    plain_keys: dict[int, Hashable | None] = {}
     inferring = catalog.failure_inference == "output"
     in_block = False
-    read_always: list[int] = []  # user texts, and the newest message of each run of a speaker
     speaker: Role | None = None  # of the run walked, as from_messages' blocks see runs
+    newer: TextMessage | None = None  # the last non-system text message walked
     system, assistant = Role.SYSTEM, Role.ASSISTANT  # (an enum's member is slow to look up)
-    add_id, find_result, find_read, add_call = ids.add, results.get, read.get, calls.append
+    # A call's results are newer than it in a valid span, so the walk has them when it reads
+    # the call; a result out of place leaves its call without one, which keeps the call.
+    add_id, find_result, find_reading = seen_ids.add, results.get, read.get
+    add_index, add_block, add_key, add_tools = (
+        indexes.append,
+        blocks.append,
+        keys.append,
+        tools_of.append,
+    )
     for index in range(len(messages) - 1, -1, -1):  # newest first, for the REACH
         message = messages[index]
         if type(message) is not TextMessage:
+            if type(message) is ToolResult and message.call_id:
+                results.setdefault(message.call_id, message)
             continue
         role = message.role
         if role == system:
             continue
+        if role == assistant and not message.tool_calls and answers_text_action(message, newer):
+            return None  # a text-protocol action and its answer: built as they are
+        newer = message
         if role != speaker and not is_only_media(message):
             speaker = role
             read_always.append(index)
@@ -206,12 +272,12 @@ def plan_span(
             read_always.append(index)
             ask = message.text
             kept_chars += min(len(ask), text_limit) + _TEXT_CHARS
-            asks[len(texts) - 1].add(ask)
+            asks.append(ask)
             in_block = False
             continue
         if not in_block:
             texts.append(None)
-            asks[len(texts) - 1] = set()
+            ask_starts.append(len(asks))
             in_block = True
         block = len(texts) - 1
         if message.text:
@@ -223,109 +289,129 @@ def plan_span(
             continue
         for call in reversed(tool_calls):
             call_id = call.id
-            if not call_id or call_id in ids:
+            if not call_id or call_id in seen_ids:
                 return None
             add_id(call_id)
             result = find_result(call_id)
-            pure = (call.name, call.arguments)
-            known = find_read(pure)
-            if known is None:
+            name = call.name
+            by_arguments = find_reading(name)
+            if by_arguments is None:
+                by_arguments = read[name] = {}
+            tools = by_arguments.get(call.arguments)  # a pure call read before
+            pure = tools is not None or classifier.is_pure(name)
+            if tools is None:
                 tools = classifier.tools(call, None if result is None else result.text, ())
-                known = (tools, tools[0].kind, _plain_key(tools))
-                if classifier.is_pure(call.name):  # no todo writer either: key stays as read
-                    read[pure] = known
-                elif known[2] is not None and classifier.written_todos(call) is not None:
-                    known = (known[0], known[1], None)
-            tools, kind, key = known
+                if pure:
+                    by_arguments[call.arguments] = tools
+            if not pure:  # a todo writer is never left out
+                key = _plain_key(tools)
+                if key is not None and classifier.written_todos(call) is not None:
+                    key = None
+            elif (read_as := id(tools)) in plain_keys:
+                key = plain_keys[read_as]
+            else:
+                key = plain_keys[read_as] = _plain_key(tools)
             if key is not None and (
                 result is None or result.is_error or (inferring and output_shows_error(result.text))
             ):
                 key = None
-            protected = False
-            if kind == "shell":
+            if tools[0].kind == "shell":
                 shell_seen += 1
-                protected = shell_seen <= REACH
+                if shell_seen <= REACH:
+                    protected.append(len(ids))
             if key is None:
                 kept_chars += _line_size(tools)
-            add_call(_Call(index, block, call, key, kind, tools, protected))
-    room = max_chars - kept_chars
-    decided = _planned(calls, texts, asks, len(narrated), room)
-    kept, kept_texts = decided.calls, decided.texts
-    visit = set(read_always)  # and every message that builds an item
-    visit.update(narrated if kept_texts is None else kept_texts)
-    visit.update(call.index for call in calls if call.call.id in kept)
-    selection = Selection(kept, decided.earlier, kept_texts, sorted(visit), results)
-    return SpanPlan(selection, decided.omitted)
+            ids.append(call_id)
+            add_index(index)
+            add_block(block)
+            add_key(key)
+            add_tools(tools)
+    if newer is not None and newer.role != assistant and looks_like_observation(newer.text):
+        return None  # the span starts with the answer to an action before it
+    return _SpanReading(
+        ids,
+        indexes,
+        blocks,
+        keys,
+        tools_of,
+        protected,
+        texts,
+        narrated,
+        asks,
+        ask_starts,
+        read_always,
+        kept_chars,
+        results,
+    )
 
 
-def _planned(
-    calls: list[_Call],
-    texts: list[int | None],
-    asks: dict[int, set[str]],
-    narrated: int,
-    room: int,
-) -> _Decided:
-    """The plan, given each call's reading (newest first), each block's newest text and the
-    user texts after it, how many assistant messages have a text, and the room left for
-    plain lines."""
-    newest: dict[Hashable, _Call] = {}
-    for call in calls:
-        if call.key is not None and call.key not in newest:
-            newest[call.key] = call
+def _planned(reading: _SpanReading, room: int) -> _Decided:
+    """The plan, given the span's reading and the room left for plain lines."""
+    ids, blocks, keys, tools = reading.ids, reading.blocks, reading.keys, reading.tools
+    texts, asks = reading.texts, reading.asks
+    newest: dict[Hashable, int] = {}  # per plain key, the position of its newest call
+    first = newest.setdefault
+    for position, key in enumerate(keys):
+        if key is not None:
+            first(key, position)
     keys_kept: set[Hashable] = set()
     used = 0
     limit = room * SLACK + SLACK_CHARS
-    for call in newest.values():  # newest first
-        size = _line_size(call.tools)
+    for key, position in newest.items():  # newest first
+        size = _line_size(tools[position])
         if used + size > limit:
             break
         used += size
-        keys_kept.add(call.key)
+        keys_kept.add(key)
     drop_narration = len(keys_kept) < len(newest)
     kept: set[str] = set()
-    first_call: list[_Call | None] = [None] * len(texts)  # per block, its newest call
     filled = [False] * len(texts)  # per block, whether an item of it is built
-    for call in calls:
-        if first_call[call.block] is None:
-            first_call[call.block] = call
-        if (
-            call.key is None
-            or call.protected
-            or (call.key in keys_kept and newest[call.key] is call)
-        ):
-            kept.add(call.call.id)
-            filled[call.block] = True
+    first_call: list[int | None] = [None] * len(texts)  # per block, its newest call
+    for position in range(len(ids) - 1, -1, -1):
+        first_call[blocks[position]] = position
+    for position, key in enumerate(keys):
+        if key is None or (key in keys_kept and newest[key] == position):
+            kept.add(ids[position])
+            filled[blocks[position]] = True
+    for position in reading.protected:
+        kept.add(ids[position])
+        filled[blocks[position]] = True
     kept_texts: set[int] | None = set() if drop_narration else None
-    run: set[str] = asks[len(texts) - 1]  # the user texts DedupeRole will see as one run
+    # The user texts DedupeRole will see as one run: asks[start:run_end] (runs joined
+    # across emptied blocks are neighbours in ``asks``, so a run is always one range).
+    run_end = len(asks)
     for block in range(len(texts) - 1, -1, -1):  # oldest first
-        newer = asks[block - 1]
+        start, end = reading.asks_before(block - 1)  # the user texts newer than ``block``
         text = texts[block]
         if filled[block] or (text is not None and kept_texts is None):
-            run = newer
-        elif run.isdisjoint(newer):
-            run = run | newer  # emptied: the runs join, and DedupeRole folds nothing more
+            run_end = end
+        elif end in (start, run_end) or set(asks[end:run_end]).isdisjoint(asks[start:end]):
+            pass  # emptied: the runs join, and DedupeRole folds nothing more
         else:  # emptied, the joined run would fold an ask: the block keeps one item
             placeholder = first_call[block]
             if placeholder is not None:  # its newest call, else its newest text
-                kept.add(placeholder.call.id)
+                kept.add(ids[placeholder])
             elif text is not None and kept_texts is not None:
                 kept_texts.add(text)
-            run = newer
+            run_end = end
     earlier: dict[str, int] = {}
     pending: dict[Hashable, int] = {}
-    for call in reversed(calls):  # oldest first: left-out calls count on the next kept one
-        if call.key is None:
+    for position in range(len(ids) - 1, -1, -1):  # oldest first: left-out calls count on
+        key = keys[position]  # the next kept one
+        if key is None:
             continue
-        if call.call.id in kept:
-            waiting = pending.pop(call.key, 0)
+        call_id = ids[position]
+        if call_id in kept:
+            waiting = pending.pop(key, 0)
             if waiting:
-                earlier[call.call.id] = waiting
+                earlier[call_id] = waiting
         else:
-            pending[call.key] = pending.get(call.key, 0) + 1
+            pending[key] = pending.get(key, 0) + 1
     omitted: dict[OmittedKind, int] = {}
     for key, count in pending.items():
-        kind = newest[key].kind
+        kind = tools[newest[key]][0].kind
         omitted[kind] = omitted.get(kind, 0) + count
+    narrated = len(reading.narrated)
     if kept_texts is not None and narrated > len(kept_texts):
         omitted["narration"] = narrated - len(kept_texts)
     return _Decided(kept, earlier, kept_texts, omitted)

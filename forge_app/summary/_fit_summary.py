@@ -325,9 +325,14 @@ def _least_fact_cut(
     The search stops at a cut that fills the limit to within :data:`_SPARE`, planned from
     estimates; when the candidates inside that margin are asks or errors, which ones go
     would depend on how the estimates fell. Then the least number of candidates that fits
-    is found render by render (halving the candidates between a cut that is over and one
-    that fits), so a fact is never left out for want of a render. Cuts that go on to the
-    user's texts are left as found.
+    is found render by render, between a cut that is over and one that fits, so a fact is
+    never left out for want of a render: each probe is the count where the rendered length
+    is estimated to meet the limit (read linearly between the two cuts' renders; before any
+    cut is rendered over, back from the one that fits, twice as far each time), and a probe
+    that does not halve the range is followed by one that does. Where a frame is shorter
+    for every candidate more, this is the count halving alone finds, with fewer renders
+    (a 50,000-message span: 4 instead of 10; ``tests/app/test_fit_least_cut.py``). Cuts
+    that go on to the user's texts are left as found.
     """
     too_little, enough = known
     cumulative = list(accumulate(size for _, size, _ in candidates))
@@ -337,14 +342,29 @@ def _least_fact_cut(
     high = bisect_left(cumulative, enough) + 1  # fits
     if not any(_is_fact_change(summary, p, c) for p, _, c in candidates[low:high]):
         return best
+    high_chars, low_chars = len(best[1]), 0  # rendered at ``high``; at ``low`` (0: not yet)
+    back = 2 * (max_chars - high_chars) + 1  # estimated chars to put back, past the edge
+    halve = False
     while high - low > 1:
-        middle = (low + high) // 2
+        at_high = cumulative[high - 1]
+        if halve:
+            middle = (low + high) // 2
+        elif not low_chars:  # no cut rendered over yet: back from ``high``, further each time
+            middle = bisect_left(cumulative, at_high - back) + 1
+            back *= 2
+        else:  # where the rendered length meets the limit, read linearly between the two
+            at_low = cumulative[low - 1] if low else 0
+            over = (low_chars - max_chars) * (at_high - at_low) // (low_chars - high_chars)
+            middle = bisect_left(cumulative, at_low + over) + 1
+        middle = min(max(middle, low + 1), high - 1)
         candidate, _ = _shrunk(summary, candidates, cumulative[middle - 1])
         text = render(candidate)
+        width = high - low
         if len(text) <= max_chars:
-            high, best = middle, (candidate, text)
+            high, high_chars, best = middle, len(text), (candidate, text)
         else:
-            low = middle
+            low, low_chars = middle, len(text)
+        halve = low_chars > 0 and not halve and high - low > width // 2
     return best
 
 

@@ -40,6 +40,10 @@ _REDIRECT = re.compile(r"(\d*)(&>>|&>|>>|>\||>&|>|<<<|<<-|<<|<&|<>|<)")
 _SEPARATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "(", ")")
 _WORD_END = frozenset(" \t\n;&|()<>")
 _UNKNOWABLE = frozenset("*?[")
+_PLAIN_RUN = re.compile(r"[^ \t\n;&|()<>'\"\\$`*?\[]+")
+"""A run of a word's characters that the word keeps as they are, and that keep it literal."""
+_QUOTED_RUN = re.compile(r'[^"\\$`]+')
+"""A run of characters inside double quotes that the word keeps as they are."""
 _PYTHON = re.compile(r"python(?:\d+(?:\.\d+)*)?")
 _OPEN_WRITE = re.compile(
     r"""open\(\s*(?P<path>[^,()]+?)\s*,\s*(?:mode\s*=\s*)?[rbu]*['"](?P<mode>[rwaxbt+]+)['"]"""
@@ -154,6 +158,11 @@ class _Lexer:
     def _word(self) -> _Word:
         text, at, parts, literal = self.text, self.at, [], True
         while at < len(text) and text[at] not in _WORD_END:
+            plain = _PLAIN_RUN.match(text, at)  # characters that stand for themselves
+            if plain is not None:
+                parts.append(plain.group())
+                at = plain.end()
+                continue
             char = text[at]
             if char == "'":
                 end = text.find("'", at + 1)
@@ -164,6 +173,11 @@ class _Lexer:
             elif char == '"':
                 at += 1
                 while at < len(text) and text[at] != '"':
+                    quoted = _QUOTED_RUN.match(text, at)
+                    if quoted is not None:
+                        parts.append(quoted.group())
+                        at = quoted.end()
+                        continue
                     if text[at] == "\\" and at + 1 < len(text):
                         at += 1
                     elif text[at] in "$`":
@@ -335,9 +349,46 @@ def _command_changes(command: _Simple, context: _Context) -> Iterator[tuple[str,
         yield from changes or [("file_update", UNKNOWN_PATH)]
 
 
+_WRITING_PROGRAM = re.compile(
+    r"(?:^|[ \t\n;&|()<>/])(sed|perl|tee|touch|rm|cp|mv|patch|git)(?=[ \t\n;&|()<>]|$)"
+)
+"""A word (or a path's last part) naming a program :func:`_command_changes` reads changes
+from, Python aside (it writes only where its code holds ``open(`` or ``.write_``)."""
+_IN_PLACE_OPTION = re.compile(r"-[^ \t\n;&|()<>]*i")
+"""An option word holding an ``i``: ``sed`` and ``perl`` change files only with one."""
+_SILENT_REDIRECT = re.compile(r">&|(?:&>>?|>>?)[ \t]*/dev/null(?=[ \t\n;&|()<>]|$)")
+"""``2>&1``, ``> /dev/null``: redirections that never name a file changed (``>&`` is not
+read as a writer, ``/dev/`` is never a change)."""
+
+
+def _may_change_files(command: str) -> bool:
+    """False for a command whose text holds no ``>`` but in :data:`_SILENT_REDIRECT`
+    (every output redirection has one), no :data:`_WRITING_PROGRAM` (``sed`` and ``perl``
+    only with an :data:`_IN_PLACE_OPTION`), nor Python with ``open(`` or ``.write_``, even
+    with its quotes and backslashes taken out (a word's text is its characters without
+    them), nor a command substitution (``$(…)``, which a word's text leaves out, joining
+    the letters around it): it changes no file."""
+    if "$(" in command or ">" in _SILENT_REDIRECT.sub("", command):
+        return True
+    bare = command.replace("'", "").replace('"', "").replace("\\", "")
+    if "python" in bare and ("open(" in bare or ".write_" in bare):
+        return True
+    programs = {match.group(1) for match in _WRITING_PROGRAM.finditer(bare)}
+    if not programs <= {"sed", "perl"}:
+        return True
+    return bool(programs) and _IN_PLACE_OPTION.search(bare) is not None
+
+
 def shell_file_changes(command: str, cwd: str = "") -> tuple[FileChange, ...]:
     """The files ``command`` writes or removes, in order, each once (see the module doc);
     ``cwd`` is the directory it runs in, when the call names one."""
+    if not _may_change_files(command):
+        return ()  # most commands an agent runs: not lexed
+    return _lexed_changes(command, cwd)
+
+
+def _lexed_changes(command: str, cwd: str) -> tuple[FileChange, ...]:
+    """:func:`shell_file_changes`, read from the command's words."""
     changes: dict[tuple[str, str], None] = {}
     context = _Context(base=cwd)
     lexer = _Lexer(command)

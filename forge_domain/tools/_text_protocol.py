@@ -37,6 +37,7 @@ __all__ = [
     "AnsweredAction",
     "TextAction",
     "TextTurns",
+    "answers_text_action",
     "looks_like_observation",
     "text_action",
     "text_turns",
@@ -140,6 +141,20 @@ def text_action(text: str) -> TextAction | None:
         call = _command_call(match.group(3).strip("\n"))
     narration = (text[: match.start()].rstrip() + "\n\n" + text[match.end() :].strip()).strip()
     return TextAction(call, narration, not text[match.end() :].strip())
+
+
+def answers_text_action(assistant: TextMessage, newer: TextMessage | None) -> bool:
+    """True when :func:`text_turns` reads ``assistant`` (an assistant message without tool
+    calls) as a text-protocol action of the span, given ``newer``, the span's next
+    non-system text message after it (None: it is the span's last): a user message
+    answering the action, or nothing when the action ends the message. For a walk of
+    the span newest first that needs only whether it has turns."""
+    if newer is not None and newer.role == Role.ASSISTANT:
+        return False
+    action = text_action(assistant.text)
+    if action is None:
+        return False
+    return action.ends_message or (newer is not None and looks_like_observation(newer.text))
 
 
 def text_turns(messages: Sequence[ContextMessage]) -> TextTurns:

@@ -7,6 +7,8 @@ from dataclasses import replace
 from itertools import accumulate
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmarks.generator import generate_session
 from forge_app.compaction._compactor import prepared_summary
@@ -18,7 +20,7 @@ from forge_app.summary._frame import SummaryFrame
 from forge_app.summary.transformers import SummaryTransformer
 from forge_domain import ContextMessage, Role, TextMessage, ToolCall, ToolResult
 from forge_domain.summary import ContextSummary, SummaryBlock, TextItem, ToolCallItem
-from forge_domain.tools import ToolCatalog
+from forge_domain.tools import ToolCatalog, text_turns
 
 _FRAME = SummaryFrame()
 _CATALOG = ToolCatalog.default()
@@ -230,3 +232,51 @@ def test_selected_build_reads_only_what_builds_an_item(fixture: str, max_chars: 
     actual = ContextSummary.from_messages(messages, _CATALOG, selection=plan.selection)
     expected = ContextSummary.from_messages(messages, _CATALOG, selection=every)
     assert (actual, len(plan.selection.visit) < len(messages)) == (expected, True)
+
+
+_ACTION = "I will list the files.\n\n```bash\nls -la\n```"
+_TURN_TEXTS = {
+    "user": (
+        "Fix the bug.",
+        "<returncode>0</returncode>\n<output>\na.py\n</output>",
+        "diff --git a/x b/x",
+        "it passed, now add docs",
+    ),
+    "assistant": (
+        _ACTION,
+        "Run:\n```bash\nnpm test\n```\nthen tell me.",
+        "```bash\nls\n```\n```bash\npwd\n```",
+        "Done.",
+    ),
+}
+
+
+@st.composite
+def _spans(draw: st.DrawFn) -> list[ContextMessage]:
+    """Spans of user, assistant and system messages, some assistant ones with a native
+    call (answered right after), texts drawn from text-protocol actions and answers."""
+    messages: list[ContextMessage] = []
+    for index in range(draw(st.integers(1, 8))):
+        role = draw(st.sampled_from(("user", "assistant", "assistant", "system")))
+        if role == "system":
+            messages.append(TextMessage.system("You are an agent."))
+            continue
+        text = draw(st.sampled_from(_TURN_TEXTS[role]))
+        if role == "user":
+            messages.append(TextMessage.user(text))
+        elif draw(st.booleans()):
+            call = _read(f"call-{index}", "a.py")
+            messages += [TextMessage.assistant(text, (call,)), ToolResult.of(call.id, "a")]
+        else:
+            messages.append(TextMessage.assistant(text))
+    return messages
+
+
+@settings(max_examples=300, deadline=None)
+@given(_spans())
+def test_bounded_build_finds_the_text_turns_text_turns_finds(span: list[ContextMessage]) -> None:
+    """The plan's walk (newest first) leaves a span whole exactly when text_turns finds an
+    answered or trailing action, or an answer whose action came before the span."""
+    turns = text_turns(span)
+    planned = plan_span(span, _CATALOG, _CATALOG.classifier(), 1_600, 2_000)
+    assert (planned is None) == bool(turns.answered or turns.orphans)

@@ -7,11 +7,34 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forge_domain.tools import UNKNOWN_PATH, shell_file_changes
+from forge_domain.tools._shell_edits import _lexed_changes, _may_change_files
 
 U, R = "file_update", "file_remove"
 
 CHANGES = [
     ("sed-in-place", "sed -i 's/a/b/' x.py", [(U, "x.py")]),
+    ("quoted-program-name", "s'e'd -i 's/a/b/' x.py", [(U, "x.py")]),
+    ("escaped-program-name", 'r\\m "a b.py" c\\ d.py', [(R, "a b.py"), (R, "c d.py")]),
+    (
+        "program-name-in-double-quotes",
+        '"/bin/t"ouch "$HOME"/x plain.txt',
+        [(U, UNKNOWN_PATH), (U, "plain.txt")],
+    ),
+    ("substitution-inside-a-program-name", "r$(true)m -f old.py", [(R, "old.py")]),
+    ("silent-redirections", "python -m pytest -x 2>&1 >/dev/null | tail -5", []),
+    ("dev-null-then-a-file", "make 2>/dev/null >build.log", [(U, "build.log")]),
+    ("dev-with-a-variable", "echo x >/dev/$TTY", [(U, UNKNOWN_PATH)]),
+    ("dev-null-then-more", "echo x >/dev/null$X", [(U, UNKNOWN_PATH)]),
+    ("duplicated-then-a-file", "make 2>&1>out.txt", [(U, "out.txt")]),
+    (
+        "python-path-write",
+        """python3 -c "from pathlib import Path; Path('x.txt').write_text('1')" """,
+        [(U, "x.txt")],
+    ),
+    ("in-place-in-a-cluster", "cd /w && sed -ni.bak 1p a.py", [(U, "/w/a.py")]),
+    ("program-by-its-path", "/usr/bin/perl -pi -e 's/a/b/' x.pl", [(U, "x.pl")]),
+    ("printing-sed-and-a-patch-file", "sed -n '1,5p' a.py; cat fix.patch", []),
+    ("no-writer", "grep -rn 'open(' src | head -20 && ls -la", []),
     (
         "sed-cluster-and-scripts",
         "cd /testbed && sed -i.bak -e 's/a/b/' -e 's/c/d/' src/a.py src/b.py",
@@ -110,3 +133,20 @@ def test_shell_file_changes_joins_the_calls_working_directory():
 def test_shell_file_changes_never_fails_and_names_each_change_once(command):
     changes = shell_file_changes(command)
     assert len(changes) == len(set(changes))
+
+
+_PIECES = (
+    *("s", "e", "d", "r", "m", "c", "p", "v", "t", "o", "u", "h", "g", "i", "y", "n"),
+    *("sed", "rm", "mv", "tee", "python3", "git apply", "patch", "perl", "touch", "cp"),
+    *(" ", "\t", "\n", "'", '"', "\\", "$", "$(", ")", "`", "*", ";", "&&", "|", "<", "<<"),
+    *("EOF", "\nEOF\n", "/", "=", "X=1 ", "sudo ", "cd a ", "-i", "-c", "a.py", "#"),
+    *(">", "2>&1", ">&", "&>", " >/dev/null", ">> /dev/null", "/dev/null", "/dev/", "$X"),
+    *("open(", "'w')", ".write_text(", "Path(", "-m pytest", "/usr/bin/", "-ni", "-n", ".patch"),
+    *("\r", "x;", "--in-place"),
+)
+
+
+@given(st.lists(st.sampled_from(_PIECES), max_size=16).map("".join))
+def test_a_command_the_pre_check_passes_over_changes_no_file(command):
+    """``_may_change_files`` is False only where reading the words finds no change."""
+    assert _may_change_files(command) or _lexed_changes(command, "/w") == ()
