@@ -34,6 +34,7 @@ from forge_app.summary._budget import (
     drop_oldest_narration,
     limit_texts,
     longest_text,
+    narration_certain_to_go,
 )
 from forge_app.summary._fit_summary import fit_summary
 from forge_app.summary._frame import SummaryFrame, is_summary_text
@@ -71,7 +72,16 @@ def prepared_summary(
     text_limit: int = SUMMARY_TEXT_LIMIT,
 ) -> ContextSummary:
     """Step 3 before rendering, shared by every engine that writes a frame: transform,
-    merge repeated operations, bound each text and the narration."""
+    merge repeated operations, bound each text and the narration.
+
+    The narration the bound drops whatever it reads is not redacted (a long chat's
+    summary keeps a few of its tens of thousands of assistant texts;
+    :func:`narration_certain_to_go`)."""
+    if isinstance(transform, SummaryTransformer):
+        going = narration_certain_to_go(
+            summary, transform.assistant_text, text_limit, SUMMARY_NARRATION_BUDGET
+        )
+        transform = transform.sparing(going)
     merged = aggregate_operations(transform(summary))
     return drop_oldest_narration(limit_texts(merged, text_limit), SUMMARY_NARRATION_BUDGET)
 

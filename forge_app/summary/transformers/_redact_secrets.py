@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -15,6 +15,7 @@ from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, Text
 
 __all__ = [
     "RedactSecrets",
+    "redacted_text",
     "redaction_memo",
 ]
 
@@ -45,6 +46,12 @@ def redaction_memo() -> Iterator[None]:
         _SCOPE.reset(token)
 
 
+def redacted_text(text: str) -> str:
+    """``text`` as :class:`RedactSecrets` leaves it (through the current memo, if any)."""
+    redactor = _SCOPE.get()
+    return redact(text) if redactor is None else redactor.text(text)
+
+
 @dataclass(frozen=True)
 class RedactSecrets:
     """Replace every recognised secret (:func:`redact`) with ``[REDACTED]``.
@@ -57,12 +64,20 @@ class RedactSecrets:
     :func:`redaction_memo` block.
     """
 
+    spared: Collection[int] = frozenset()
+    """The ids (``id()``) of text items left as they are: texts the caller drops before
+    anything reads them (``prepared_summary``: the narration its budget drops anyway)."""
+
     def __call__(self, summary: ContextSummary, /) -> ContextSummary:
         """The summary with its secrets redacted."""
         redactor = _SCOPE.get()
         if redactor is None:
             redactor = _Redactor()
-        blocks = tuple(redactor.block(block) for block in summary.blocks)
+        if self.spared:
+            spared = self.spared
+            blocks = tuple(redactor.block(block, spared) for block in summary.blocks)
+        else:
+            blocks = tuple(redactor.block(block) for block in summary.blocks)
         if all(new is old for new, old in zip(blocks, summary.blocks, strict=True)):
             return summary
         return summary.model_copy(update={"blocks": blocks})
@@ -81,8 +96,13 @@ class _Redactor:
     models: dict[int, tuple[BaseModel, BaseModel]] = field(default_factory=dict)
     """Each model seen so far (by identity, kept alive here) and what it redacts to."""
 
-    def block(self, block: SummaryBlock) -> SummaryBlock:
-        contents = tuple(self.item(item) for item in block.contents)
+    def block(self, block: SummaryBlock, spared: Collection[int] = ()) -> SummaryBlock:
+        if spared:
+            contents = tuple(
+                item if id(item) in spared else self.item(item) for item in block.contents
+            )
+        else:
+            contents = tuple(self.item(item) for item in block.contents)
         if all(new is old for new, old in zip(contents, block.contents, strict=True)):
             return block
         return block.model_copy(update={"contents": contents})
