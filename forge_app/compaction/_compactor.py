@@ -20,6 +20,7 @@ Steps of :meth:`Compactor.compact`:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 
 import jinja2
@@ -56,6 +57,7 @@ from forge_domain._compact import SUMMARY_FLOOR
 from forge_domain._messages import CHARS_PER_TOKEN
 from forge_domain.formats import ensure_valid, find_violations
 from forge_domain.summary import ContextSummary, accumulated_usage, carry_reasoning
+from forge_domain.summary._summary import built_once
 from forge_domain.tools import ToolCatalog
 
 __all__ = ["Compactor", "is_summary_message"]  # ensure_valid_output: internal, for the engines
@@ -200,7 +202,11 @@ class Compactor:
         ensure_valid(context, "shared")
         chosen = strategy if strategy is not None else self.automatic_strategy()
         try:
-            with redaction_memo():  # the span may be summarised several times
+            # The span may be summarised several times (a budget is fitted by trying spans
+            # that share their start): each text redacted once, each message's items built
+            # once. With no budget, one summary: nothing kept to build it again.
+            fitted = self.config.max_tokens is not None
+            with redaction_memo(), built_once() if fitted else nullcontext():
                 return self._compact_valid(context, chosen)
         except (ForgeDomainError, ValidationError, jinja2.TemplateError) as exc:
             raise CompactionFailed("summary", str(exc)) from exc

@@ -26,9 +26,8 @@ __all__ = [
     "TRUNCATION_MARKER",
     "drop_oldest_narration",
     "limit_texts",
-    "narration_certain_to_go",
     "truncate_text",
-]
+]  # narration_certain_to_go: for the compactor (prepared_summary)
 
 
 TRUNCATION_MARKER = "… [truncated {count} chars]"

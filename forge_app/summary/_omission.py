@@ -102,13 +102,13 @@ def without_items(
     counts: dict[OmittedKind, int] = {}
     first_block: int | None = None
     note_at: Position | None = None  # in the new blocks
-    kept: dict[int, list[SummaryItem]] = {}  # the items of each block looked into
+    note_block: list[SummaryItem] = []  # the items kept of the block the note goes into
     blocks: list[SummaryBlock] = []
     for block_index, block in enumerate(summary.blocks):
         if block_index not in touched and not any(map(_is_note, block.contents)):
             blocks.append(block)  # nothing to drop, replace or count: kept as it is
             continue
-        contents = kept[block_index] = []
+        contents: list[SummaryItem] = []
         for item_index, item in enumerate(block.contents):
             kind = drops.get((block_index, item_index))
             if kind is not None or _is_note(item):
@@ -121,6 +121,8 @@ def without_items(
                     note_at = (block_index, len(contents))
                 continue
             contents.append(replaced.get((block_index, item_index), item))
+        if note_at is not None and note_at[0] == block_index:
+            note_block = contents
         if not contents:
             blocks.append(_emptied(block.role))
             continue
@@ -132,10 +134,9 @@ def without_items(
         note = omission_note(counts)
         if note_at is not None:
             block_index, item_index = note_at
-            contents = kept[block_index]
-            contents.insert(item_index, note)
+            note_block.insert(item_index, note)
             blocks[block_index] = summary.blocks[block_index].model_copy(
-                update={"contents": tuple(contents)}
+                update={"contents": tuple(note_block)}
             )
         elif first_block is not None:
             blocks.insert(first_block, SummaryBlock(role=Role.ASSISTANT, contents=(note,)))

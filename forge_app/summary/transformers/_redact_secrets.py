@@ -15,9 +15,8 @@ from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, Text
 
 __all__ = [
     "RedactSecrets",
-    "redacted_text",
     "redaction_memo",
-]
+]  # redacted_text: for SummaryTransformer
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -73,11 +72,8 @@ class RedactSecrets:
         redactor = _SCOPE.get()
         if redactor is None:
             redactor = _Redactor()
-        if self.spared:
-            spared = self.spared
-            blocks = tuple(redactor.block(block, spared) for block in summary.blocks)
-        else:
-            blocks = tuple(redactor.block(block) for block in summary.blocks)
+        spared = self.spared
+        blocks = tuple(redactor.block(block, spared) for block in summary.blocks)
         if all(new is old for new, old in zip(blocks, summary.blocks, strict=True)):
             return summary
         return summary.model_copy(update={"blocks": blocks})
@@ -97,15 +93,20 @@ class _Redactor:
     """Each model seen so far (by identity, kept alive here) and what it redacts to."""
 
     def block(self, block: SummaryBlock, spared: Collection[int] = ()) -> SummaryBlock:
-        if spared:
-            contents = tuple(
-                item if id(item) in spared else self.item(item) for item in block.contents
-            )
-        else:
-            contents = tuple(self.item(item) for item in block.contents)
-        if all(new is old for new, old in zip(contents, block.contents, strict=True)):
-            return block
-        return block.model_copy(update={"contents": contents})
+        """``block`` with its items redacted (those in ``spared`` left as they are); the
+        block itself when none changed (most: nothing is built for them)."""
+        contents = block.contents
+        for index, item in enumerate(contents):
+            if id(item) in spared:
+                continue
+            new = self.item(item)
+            if new is not item:  # the first change: the rest is redacted into a new tuple
+                rest = (
+                    old if id(old) in spared else self.item(old) for old in contents[index + 1 :]
+                )
+                changed = (*contents[:index], new, *rest)
+                return block.model_copy(update={"contents": changed})
+        return block
 
     def item(self, item: SummaryItem) -> SummaryItem:
         if isinstance(item, TextItem):
