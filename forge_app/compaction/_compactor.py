@@ -293,6 +293,24 @@ class Compactor:
         ``budget`` (tokens) lowers the configured summary budget (never below
         ``SUMMARY_FLOOR``) when what the context keeps leaves less room than that.
         """
+        tokens = self.config.summary_budget()
+        if budget is not None:
+            tokens = max(SUMMARY_FLOOR, min(tokens, budget))
+        max_chars = tokens * CHARS_PER_TOKEN
+        # Each step's input is let go when it returns (no list of the built blocks held
+        # here): a long chat's built items are mostly dropped by the narration budget and
+        # the ask bound, and need not stay alive through the fit.
+        summary = prepared_summary(
+            self._built(span, max_chars, text_limit), self._transform, text_limit
+        )
+        summary = bound_asks(summary, self._frame.render, max_chars)
+        return fit_summary(summary, self._frame.render, max_chars)
+
+    def _built(
+        self, span: Sequence[ContextMessage], max_chars: int, text_limit: int
+    ) -> ContextSummary:
+        """The summary of ``span`` as built: earlier summaries' blocks, then the bounded
+        build of the other messages (droppable ones left out)."""
         earlier: list[TextMessage] = []  # summaries of earlier compactions, to fold
         fresh: list[ContextMessage] = []
         for message in span:
@@ -316,14 +334,8 @@ class Compactor:
             for message in earlier
             for block in ContextSummary.model_validate(message.summary_data).blocks
         ]
-        tokens = self.config.summary_budget()
-        if budget is not None:
-            tokens = max(SUMMARY_FLOOR, min(tokens, budget))
-        max_chars = tokens * CHARS_PER_TOKEN
         blocks.extend(bounded_summary(fresh, self._catalog, max_chars, text_limit).blocks)
-        summary = prepared_summary(ContextSummary.of_blocks(blocks), self._transform, text_limit)
-        summary = bound_asks(summary, self._frame.render, max_chars)
-        return fit_summary(summary, self._frame.render, max_chars)
+        return ContextSummary.of_blocks(blocks)
 
     def _splice(
         self,
