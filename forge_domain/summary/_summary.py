@@ -348,15 +348,23 @@ class ContextSummary(BaseModel):
         """A summary of ``blocks`` with empty ones left out and each run of one role's
         blocks joined into one, as :meth:`from_messages` would have built it: for blocks
         of several summaries folded together, or left after items were dropped."""
-        runs: list[list[SummaryBlock]] = []
+        joined: list[SummaryBlock] = []  # one per run: its block, or its blocks joined
+        run: list[SummaryBlock] = []  # the blocks of the last run, when it has several
         for block in blocks:
             if not block.contents:
                 continue
-            if runs and runs[-1][0].role == block.role:
-                runs[-1].append(block)
-            else:
-                runs.append([block])
-        return cls(blocks=tuple(_joined(run) for run in runs))
+            if joined and joined[-1].role == block.role:
+                if not run:
+                    run.append(joined[-1])
+                run.append(block)
+                continue
+            if run:
+                joined[-1] = _joined(run)
+                run = []
+            joined.append(block)
+        if run:
+            joined[-1] = _joined(run)
+        return cls(blocks=tuple(joined))
 
     def tool_calls(self) -> Iterator[ToolCallItem]:
         """Every tool-call item, in order."""
