@@ -19,7 +19,10 @@ Steps of :meth:`Compactor.compact`:
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from itertools import accumulate
 from pathlib import Path
 
 import jinja2
@@ -34,6 +37,7 @@ from forge_app.summary._budget import (
     drop_oldest_narration,
     limit_texts,
     longest_text,
+    narration_certain_to_go,
 )
 from forge_app.summary._fit_summary import fit_summary
 from forge_app.summary._frame import SummaryFrame, is_summary_text
@@ -55,6 +59,7 @@ from forge_domain._compact import SUMMARY_FLOOR
 from forge_domain._messages import CHARS_PER_TOKEN
 from forge_domain.formats import ensure_valid, find_violations
 from forge_domain.summary import ContextSummary, accumulated_usage, carry_reasoning
+from forge_domain.summary._summary import built_once
 from forge_domain.tools import ToolCatalog
 
 __all__ = ["Compactor", "is_summary_message"]  # ensure_valid_output: internal, for the engines
@@ -71,7 +76,16 @@ def prepared_summary(
     text_limit: int = SUMMARY_TEXT_LIMIT,
 ) -> ContextSummary:
     """Step 3 before rendering, shared by every engine that writes a frame: transform,
-    merge repeated operations, bound each text and the narration."""
+    merge repeated operations, bound each text and the narration.
+
+    The narration the bound drops whatever it reads is not redacted (a long chat's
+    summary keeps a few of its tens of thousands of assistant texts;
+    :func:`narration_certain_to_go`)."""
+    if isinstance(transform, SummaryTransformer):
+        going = narration_certain_to_go(
+            summary, transform.assistant_text, text_limit, SUMMARY_NARRATION_BUDGET
+        )
+        transform = transform.sparing(going)
     merged = aggregate_operations(transform(summary))
     return drop_oldest_narration(limit_texts(merged, text_limit), SUMMARY_NARRATION_BUDGET)
 
@@ -106,6 +120,47 @@ def _kept_tokens(context: Context, span: tuple[int, int]) -> int:
         [*context[:start], *context[end + 1 :]], context[start : end + 1], after=start
     )
     return Context(kept, usage_floor=len(kept)).token_count_approx()
+
+
+class _KeptTokens:
+    """:func:`_kept_tokens` of many spans of one context, each in O(1) but for the message
+    the span's reasoning is carried onto: sums of the messages' estimates before each
+    index, and where the reasoning a span may carry is (a 40,000-message span's kept
+    tokens were a list of the kept messages, a scan of the span for its reasoning and a
+    context of the kept messages: about 40 ms, for each of the fit's 16-odd counts)."""
+
+    def __init__(self, context: Context) -> None:
+        self._context = context
+        self._before = list(accumulate((message.approx_tokens for message in context), initial=0))
+        reasoning = [
+            (index, message.reasoning_details)
+            for index, message in enumerate(context)
+            if isinstance(message, TextMessage) and message.reasoning_details
+            if not message.droppable
+        ]
+        self._reasoning = [index for index, _ in reasoning]
+        """The messages whose reasoning a span ending at or after them carries, in order."""
+        self._details = [details for _, details in reasoning]
+        """Their reasoning."""
+
+    def __call__(self, span: tuple[int, int]) -> int:
+        """What :func:`_kept_tokens` gives for ``span``."""
+        start, end = span
+        before = self._before
+        kept = before[start] + before[-1] - before[end + 1]
+        newest = bisect_right(self._reasoning, end) - 1
+        if newest < 0 or self._reasoning[newest] < start:
+            return kept  # no reasoning in the span: nothing is carried
+        context = self._context
+        for index in range(end + 1, len(context)):  # the first assistant message kept after it
+            message = context[index]
+            if isinstance(message, TextMessage) and message.role == Role.ASSISTANT:
+                if not message.reasoning_details:
+                    update = {"reasoning_details": self._details[newest]}
+                    kept += message.model_copy(update=update).approx_tokens
+                    kept -= message.approx_tokens
+                break
+        return kept
 
 
 _PLANNED_TRIES = 4
@@ -190,7 +245,11 @@ class Compactor:
         ensure_valid(context, "shared")
         chosen = strategy if strategy is not None else self.automatic_strategy()
         try:
-            with redaction_memo():  # the span may be summarised several times
+            # The span may be summarised several times (a budget is fitted by trying spans
+            # that share their start): each text redacted once, each message's items built
+            # once. With no budget, one summary: nothing kept to build it again.
+            fitted = self.config.max_tokens is not None
+            with redaction_memo(), built_once() if fitted else nullcontext():
                 return self._compact_valid(context, chosen)
         except (ForgeDomainError, ValidationError, jinja2.TemplateError) as exc:
             raise CompactionFailed("summary", str(exc)) from exc
@@ -234,6 +293,24 @@ class Compactor:
         ``budget`` (tokens) lowers the configured summary budget (never below
         ``SUMMARY_FLOOR``) when what the context keeps leaves less room than that.
         """
+        tokens = self.config.summary_budget()
+        if budget is not None:
+            tokens = max(SUMMARY_FLOOR, min(tokens, budget))
+        max_chars = tokens * CHARS_PER_TOKEN
+        # Each step's input is let go when it returns (no list of the built blocks held
+        # here): a long chat's built items are mostly dropped by the narration budget and
+        # the ask bound, and need not stay alive through the fit.
+        summary = prepared_summary(
+            self._built(span, max_chars, text_limit), self._transform, text_limit
+        )
+        summary = bound_asks(summary, self._frame.render, max_chars)
+        return fit_summary(summary, self._frame.render, max_chars)
+
+    def _built(
+        self, span: Sequence[ContextMessage], max_chars: int, text_limit: int
+    ) -> ContextSummary:
+        """The summary of ``span`` as built: earlier summaries' blocks, then the bounded
+        build of the other messages (droppable ones left out)."""
         earlier: list[TextMessage] = []  # summaries of earlier compactions, to fold
         fresh: list[ContextMessage] = []
         for message in span:
@@ -257,14 +334,8 @@ class Compactor:
             for message in earlier
             for block in ContextSummary.model_validate(message.summary_data).blocks
         ]
-        tokens = self.config.summary_budget()
-        if budget is not None:
-            tokens = max(SUMMARY_FLOOR, min(tokens, budget))
-        max_chars = tokens * CHARS_PER_TOKEN
         blocks.extend(bounded_summary(fresh, self._catalog, max_chars, text_limit).blocks)
-        summary = prepared_summary(ContextSummary.of_blocks(blocks), self._transform, text_limit)
-        summary = bound_asks(summary, self._frame.render, max_chars)
-        return fit_summary(summary, self._frame.render, max_chars)
+        return ContextSummary.of_blocks(blocks)
 
     def _splice(
         self,
@@ -366,12 +437,13 @@ class Compactor:
         When the sizes plan badly (``_PLANNED_TRIES`` counts tried), it bisects.
         """
         spans: dict[int, tuple[tuple[int, int], int] | None] = {}
+        kept_tokens = _KeptTokens(context)
 
         def span_at(count: int) -> tuple[tuple[int, int], int] | None:
             """The span of ``count`` and the tokens it keeps; None: the count leaves no span."""
             if count not in spans:
                 found = self._span(context, count)
-                spans[count] = None if found is None else (found, _kept_tokens(context, found))
+                spans[count] = None if found is None else (found, kept_tokens(found))
             return spans[count]
 
         def kept_at(count: int) -> int | None:

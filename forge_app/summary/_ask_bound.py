@@ -25,7 +25,6 @@ from forge_app.summary._fit_summary import (
     _TEXT_CHARS,
     _asks_limited,
     _candidates,
-    _repeated_asks,
     _user_texts,
 )
 from forge_app.summary._omission import Position, without_items
@@ -56,17 +55,17 @@ def cut_for(summary: ContextSummary, kept_chars: float) -> ContextSummary | None
     counts them; None when no ask is older, or when the note would go elsewhere than the
     fit puts it (where the first dropped ask was: no other note, no assistant item dropped).
     Not checked: :func:`bound_asks` checks it by a render."""
-    repeated = {position for position, _ in _repeated_asks(summary)}
-    asks = [position for position, item in _user_texts(summary) if position not in repeated]
-    texts = {position: item.text for position, item in _user_texts(summary)}
+    said = list(_user_texts(summary))
+    last = {item.text: position for position, item in said}  # as _repeated_asks reads it
+    asks = [(position, item.text) for position, item in said if last[item.text] == position]
     total = 0
     kept = 0
-    for position in reversed(asks):  # newest first: the fit drops the oldest
+    for _, text in reversed(asks):  # newest first: the fit drops the oldest
         if total > kept_chars:
             break
-        total += len(truncate_text(texts[position], MIN_TEXT_LIMIT)) + _TEXT_CHARS
+        total += len(truncate_text(text, MIN_TEXT_LIMIT)) + _TEXT_CHARS
         kept += 1
-    dropped = asks[: len(asks) - kept]
+    dropped = [position for position, _ in asks[: len(asks) - kept]]
     if not dropped:
         return None
     drops: dict[Position, OmittedKind] = {}

@@ -12,7 +12,7 @@ Fitting a whole rendered frame to a size is :func:`forge_app.summary._fit_summar
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import cast
 
 from forge_app.summary._omission import Position, without_items
@@ -27,7 +27,7 @@ __all__ = [
     "drop_oldest_narration",
     "limit_texts",
     "truncate_text",
-]
+]  # narration_certain_to_go: for the compactor (prepared_summary)
 
 
 TRUNCATION_MARKER = "… [truncated {count} chars]"
@@ -140,11 +140,43 @@ def drop_oldest_narration(summary: ContextSummary, budget: int) -> ContextSummar
     Tool-call lines and user texts are kept; the omission note, where the first
     dropped text was, counts them (with whatever earlier notes counted).
     """
-    excess = sum(len(item.text) for _, item in narration_texts(summary)) - budget
+    narration = list(narration_texts(summary))
+    excess = sum(len(item.text) for _, item in narration) - budget
     drops: dict[Position, OmittedKind] = {}
-    for position, item in narration_texts(summary):
+    for position, item in narration:
         if excess <= 0:
             break
         drops[position] = "narration"
         excess -= len(item.text)
     return without_items(summary, drops)
+
+
+def narration_certain_to_go(
+    summary: ContextSummary, final: Callable[[str], str], limit: int, budget: int
+) -> list[TextItem]:
+    """The assistant texts of ``summary`` that :func:`drop_oldest_narration` of it, once
+    transformed and cut to ``limit`` (:func:`limit_texts`), drops whatever they read then:
+    those older than the newest one it drops. ``final`` is what the transformers make of
+    a text (redacted or not); it is asked of the newest texts only.
+
+    :func:`drop_oldest_narration` keeps the longest run of newest texts whose lengths add up
+    to ``budget`` at most (it drops the oldest while the rest is over), so which texts go is
+    read off the newest texts' final lengths alone, and the older ones' texts may be left
+    as they are (not redacted) by the steps before it: nothing between reads an assistant
+    text (the transformers fold user texts, merge tool lines, strip paths from tool lines).
+    """
+    limit = max(limit, MIN_TEXT_LIMIT)  # as limit_texts reads it
+    narration = list(narration_texts(summary))
+    kept = 0
+    for index in range(len(narration) - 1, -1, -1):
+        kept += len(truncate_text(final(narration[index][1].text), limit))
+        if kept > budget:  # this one goes: so do the older ones, whatever they read
+            going = {id(item): item for _, item in narration[:index]}
+            if going:  # an item object also standing where it stays is read there
+                going_at = {position for position, _ in narration[:index]}
+                for block_index, block in enumerate(summary.blocks):
+                    for item_index, item in enumerate(block.contents):
+                        if id(item) in going and (block_index, item_index) not in going_at:
+                            del going[id(item)]
+            return list(going.values())
+    return []

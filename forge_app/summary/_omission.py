@@ -69,7 +69,19 @@ def omission_note(counts: dict[OmittedKind, int]) -> TextItem:
 
 
 def _is_note(item: SummaryItem) -> bool:
-    return isinstance(item, TextItem) and item.is_omission
+    return type(item) is TextItem and bool(item.omitted)  # (isinstance: slower, no subclass)
+
+
+_EMPTIED: dict[Role, SummaryBlock] = {}
+"""An empty block per role: what a block whose every item went leaves in its place (one
+model, not a copy per block; :meth:`ContextSummary.of_blocks` leaves empty blocks out)."""
+
+
+def _emptied(role: Role) -> SummaryBlock:
+    block = _EMPTIED.get(role)
+    if block is None:
+        block = _EMPTIED[role] = SummaryBlock(role=role, contents=())
+    return block
 
 
 def without_items(
@@ -90,22 +102,30 @@ def without_items(
     counts: dict[OmittedKind, int] = {}
     first_block: int | None = None
     note_at: Position | None = None  # in the new blocks
-    kept: dict[int, list[SummaryItem]] = {}  # the items of each block looked into
+    note_block: list[SummaryItem] = []  # the items kept of the block the note goes into
     blocks: list[SummaryBlock] = []
     for block_index, block in enumerate(summary.blocks):
         if block_index not in touched and not any(map(_is_note, block.contents)):
             blocks.append(block)  # nothing to drop, replace or count: kept as it is
             continue
-        contents = kept[block_index] = []
+        contents: list[SummaryItem] = []
         for item_index, item in enumerate(block.contents):
             kind = drops.get((block_index, item_index))
             if kind is not None or _is_note(item):
-                _count(counts, item, kind or "narration")
+                if kind is not None and type(item) is TextItem and not item.omitted:
+                    counts[kind] = counts.get(kind, 0) + 1  # most drops: one text, counted once
+                else:
+                    _count(counts, item, kind or "narration")
                 first_block = block_index if first_block is None else first_block
                 if note_at is None and block.role == Role.ASSISTANT:
                     note_at = (block_index, len(contents))
                 continue
             contents.append(replaced.get((block_index, item_index), item))
+        if note_at is not None and note_at[0] == block_index:
+            note_block = contents
+        if not contents:
+            blocks.append(_emptied(block.role))
+            continue
         changed = len(contents) != len(block.contents) or any(
             new is not old for new, old in zip(contents, block.contents, strict=True)
         )
@@ -114,10 +134,9 @@ def without_items(
         note = omission_note(counts)
         if note_at is not None:
             block_index, item_index = note_at
-            contents = kept[block_index]
-            contents.insert(item_index, note)
+            note_block.insert(item_index, note)
             blocks[block_index] = summary.blocks[block_index].model_copy(
-                update={"contents": tuple(contents)}
+                update={"contents": tuple(note_block)}
             )
         elif first_block is not None:
             blocks.insert(first_block, SummaryBlock(role=Role.ASSISTANT, contents=(note,)))

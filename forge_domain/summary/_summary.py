@@ -26,6 +26,9 @@ leaves where it dropped detail (``omitted``). None appears in forge's serde shap
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Annotated, Literal, Protocol, Self, TypeAlias, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt, model_validator
@@ -52,7 +55,7 @@ __all__ = [
     "SummaryItem",
     "TextItem",
     "ToolCallItem",
-]
+]  # built_once: for forge_app's compactor
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 EARLIER_ACTION = "(answer to the action above)"
@@ -177,6 +180,63 @@ class SummaryBlock(BaseModel):
         return {"role": self.role.title, "contents": contents}
 
 
+@dataclass
+class _Built:
+    """The text items and one-item blocks built so far for messages (see :func:`built_once`)."""
+
+    items: dict[int, tuple[TextMessage, str, TextItem]] = field(default_factory=dict)
+    """Per message (by id, kept alive here): its text and the item built of it."""
+    blocks: dict[int, tuple[TextItem, Role, SummaryBlock]] = field(default_factory=dict)
+    """Per such item (by id, kept alive here): the block of that item alone, and its role."""
+
+    def item(self, message: TextMessage, text: str) -> TextItem:
+        """The item of ``message``'s ``text``: the one built before, if any."""
+        seen = self.items.get(id(message))
+        if seen is not None and seen[0] is message and seen[1] == text:
+            return seen[2]
+        item = TextItem(text=text)
+        self.items[id(message)] = (message, text, item)
+        return item
+
+    def block(self, role: Role, contents: list[SummaryItem]) -> SummaryBlock:
+        """The block of ``contents``: the one built before when it is one such item."""
+        if len(contents) != 1:
+            return SummaryBlock(role=role, contents=tuple(contents))
+        only = contents[0]
+        seen = self.blocks.get(id(only))
+        if seen is not None and seen[0] is only and seen[1] == role:
+            return seen[2]
+        block = SummaryBlock(role=role, contents=(only,))
+        if type(only) is TextItem:  # (a text item is one of the items above)
+            self.blocks[id(only)] = (only, role, block)
+        return block
+
+
+_BUILT: ContextVar[_Built | None] = ContextVar("forge_summary_built", default=None)
+"""The items and blocks built in the current :func:`built_once` block (None outside one)."""
+
+
+@contextmanager
+def built_once() -> Iterator[None]:
+    """Within this block, :meth:`ContextSummary.from_messages` builds the text item of a
+    message, and a block of that item alone, once: a summary of a span sharing messages
+    with one built before re-uses them (equal values, the same objects).
+
+    A compaction that fits a budget summarises spans that share their start (a message
+    less or more at the end): the second summary of a 40,000-message chat builds nothing
+    new (plans/008-performance.md, round 7b). What was built is forgotten when the
+    outermost block ends; a nested block shares the outer one.
+    """
+    if _BUILT.get() is not None:
+        yield
+        return
+    token = _BUILT.set(_Built())
+    try:
+        yield
+    finally:
+        _BUILT.reset(token)
+
+
 class ContextSummary(BaseModel):
     """The role blocks of a summarised span, oldest first."""
 
@@ -227,6 +287,7 @@ class ContextSummary(BaseModel):
             outputs[index] = answer
             if answered.marked or catalog.outcome(answer) != "unknown":
                 skipped.add(answered.observation)
+        built = _BUILT.get()
         blocks: list[SummaryBlock] = []
         role = Role.SYSTEM
         buffer: list[SummaryItem] = []
@@ -242,7 +303,11 @@ class ContextSummary(BaseModel):
             speaker = Role.ASSISTANT if index in turns.orphans else message.role
             if speaker != role:
                 if buffer:
-                    blocks.append(SummaryBlock(role=role, contents=tuple(buffer)))
+                    blocks.append(
+                        SummaryBlock(role=role, contents=tuple(buffer))
+                        if built is None
+                        else built.block(role, buffer)
+                    )
                 buffer = []
                 role = speaker
             if index in turns.orphans:
@@ -251,7 +316,7 @@ class ContextSummary(BaseModel):
             turn = turns.answered.get(index)
             text = message.text if turn is None else turn.action.narration
             if text and (selection is None or selection.has_text(index, speaker)):
-                buffer.append(TextItem(text=text))
+                buffer.append(TextItem(text=text) if built is None else built.item(message, text))
             calls = list(message.tool_calls or ())
             if selection is not None:  # a call left out writes no todo list (it is plain)
                 calls = [call for call in calls if call.id in selection.calls]
@@ -271,7 +336,11 @@ class ContextSummary(BaseModel):
                 if written is not None:
                     todos = apply_todos(todos, written)
         if buffer:
-            blocks.append(SummaryBlock(role=role, contents=tuple(buffer)))
+            blocks.append(
+                SummaryBlock(role=role, contents=tuple(buffer))
+                if built is None
+                else built.block(role, buffer)
+            )
         return cls(blocks=tuple(blocks))
 
     @classmethod
@@ -279,15 +348,23 @@ class ContextSummary(BaseModel):
         """A summary of ``blocks`` with empty ones left out and each run of one role's
         blocks joined into one, as :meth:`from_messages` would have built it: for blocks
         of several summaries folded together, or left after items were dropped."""
-        runs: list[list[SummaryBlock]] = []
+        joined: list[SummaryBlock] = []  # one per run: its block, or its blocks joined
+        run: list[SummaryBlock] = []  # the blocks of the last run, when it has several
         for block in blocks:
             if not block.contents:
                 continue
-            if runs and runs[-1][0].role == block.role:
-                runs[-1].append(block)
-            else:
-                runs.append([block])
-        return cls(blocks=tuple(_joined(run) for run in runs))
+            if joined and joined[-1].role == block.role:
+                if not run:
+                    run.append(joined[-1])
+                run.append(block)
+                continue
+            if run:
+                joined[-1] = _joined(run)
+                run = []
+            joined.append(block)
+        if run:
+            joined[-1] = _joined(run)
+        return cls(blocks=tuple(joined))
 
     def tool_calls(self) -> Iterator[ToolCallItem]:
         """Every tool-call item, in order."""

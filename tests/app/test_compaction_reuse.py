@@ -137,6 +137,7 @@ def test_the_budget_search_skips_only_spans_that_cannot_fit(
     bounded = Compactor(config).compact(context)
     bounded_splices = len(splices)
     monkeypatch.setattr(_compactor, "_kept_tokens", lambda context, span: 0)  # no bound
+    monkeypatch.setattr(_compactor, "_KeptTokens", lambda context: lambda span: 0)
     splices.clear()
     unbounded = Compactor(config).compact(context)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -16,7 +16,7 @@ from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, Text
 __all__ = [
     "RedactSecrets",
     "redaction_memo",
-]
+]  # redacted_text: for SummaryTransformer
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -45,6 +45,12 @@ def redaction_memo() -> Iterator[None]:
         _SCOPE.reset(token)
 
 
+def redacted_text(text: str) -> str:
+    """``text`` as :class:`RedactSecrets` leaves it (through the current memo, if any)."""
+    redactor = _SCOPE.get()
+    return redact(text) if redactor is None else redactor.text(text)
+
+
 @dataclass(frozen=True)
 class RedactSecrets:
     """Replace every recognised secret (:func:`redact`) with ``[REDACTED]``.
@@ -57,12 +63,17 @@ class RedactSecrets:
     :func:`redaction_memo` block.
     """
 
+    spared: Collection[int] = frozenset()
+    """The ids (``id()``) of text items left as they are: texts the caller drops before
+    anything reads them (``prepared_summary``: the narration its budget drops anyway)."""
+
     def __call__(self, summary: ContextSummary, /) -> ContextSummary:
         """The summary with its secrets redacted."""
         redactor = _SCOPE.get()
         if redactor is None:
             redactor = _Redactor()
-        blocks = tuple(redactor.block(block) for block in summary.blocks)
+        spared = self.spared
+        blocks = tuple(redactor.block(block, spared) for block in summary.blocks)
         if all(new is old for new, old in zip(blocks, summary.blocks, strict=True)):
             return summary
         return summary.model_copy(update={"blocks": blocks})
@@ -81,11 +92,21 @@ class _Redactor:
     models: dict[int, tuple[BaseModel, BaseModel]] = field(default_factory=dict)
     """Each model seen so far (by identity, kept alive here) and what it redacts to."""
 
-    def block(self, block: SummaryBlock) -> SummaryBlock:
-        contents = tuple(self.item(item) for item in block.contents)
-        if all(new is old for new, old in zip(contents, block.contents, strict=True)):
-            return block
-        return block.model_copy(update={"contents": contents})
+    def block(self, block: SummaryBlock, spared: Collection[int] = ()) -> SummaryBlock:
+        """``block`` with its items redacted (those in ``spared`` left as they are); the
+        block itself when none changed (most: nothing is built for them)."""
+        contents = block.contents
+        for index, item in enumerate(contents):
+            if id(item) in spared:
+                continue
+            new = self.item(item)
+            if new is not item:  # the first change: the rest is redacted into a new tuple
+                rest = (
+                    old if id(old) in spared else self.item(old) for old in contents[index + 1 :]
+                )
+                changed = (*contents[:index], new, *rest)
+                return block.model_copy(update={"contents": changed})
+        return block
 
     def item(self, item: SummaryItem) -> SummaryItem:
         if isinstance(item, TextItem):

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, replace
 
 from forge_app.summary.transformers._base import Pipe, Transformer, pipe
 from forge_app.summary.transformers._dedupe_role import DedupeRole
 from forge_app.summary.transformers._drop_role import DropRole
 from forge_app.summary.transformers._keep_last_operation import KeepLastOperation
-from forge_app.summary.transformers._redact_secrets import RedactSecrets
+from forge_app.summary.transformers._redact_secrets import RedactSecrets, redacted_text
 from forge_app.summary.transformers._strip_working_dir import StripWorkingDir
 from forge_domain import Role
-from forge_domain.summary import ContextSummary
+from forge_domain.summary import ContextSummary, TextItem
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class SummaryTransformer:
     """The working directory stripped from file paths; None keeps paths as they are."""
     redact_secrets: bool = True
     """Whether recognised secrets are replaced with ``[REDACTED]``."""
+    spared: Collection[int] = frozenset()
+    """The ids of text items the redaction leaves as they are (:meth:`sparing`)."""
 
     @property
     def pipeline(self) -> Pipe[ContextSummary]:
@@ -42,8 +45,17 @@ class SummaryTransformer:
         if self.cwd:
             steps.append(StripWorkingDir(self.cwd))
         if self.redact_secrets:
-            steps.append(RedactSecrets())
+            steps.append(RedactSecrets(self.spared))
         return pipe(*steps)
+
+    def sparing(self, items: Collection[TextItem]) -> SummaryTransformer:
+        """This pipeline, leaving ``items`` (assistant texts the caller drops before anything
+        reads them) unredacted: a long chat's narration is mostly dropped by its budget."""
+        return replace(self, spared=frozenset(map(id, items))) if items else self
+
+    def assistant_text(self, text: str) -> str:
+        """What the pipeline makes of an assistant's text: only the redaction changes it."""
+        return redacted_text(text) if self.redact_secrets else text
 
     def __call__(self, summary: ContextSummary, /) -> ContextSummary:
         """Run the pipeline."""
