@@ -23,7 +23,7 @@ from markupsafe import Markup
 
 from forge_app.cli._report_data import ReportData
 from forge_app.cli._report_svg import timeline_svg
-from forge_app.runtime._turn_log import TurnRecord
+from forge_app.runtime import TurnRecord
 from forge_app.summary import default_template_dir
 from forge_domain import TokenCount
 

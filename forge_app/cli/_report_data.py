@@ -29,8 +29,7 @@ from forge_app.evaluation import (
     uncompacted_requests,
 )
 from forge_app.files._transcripts import Transcript
-from forge_app.runtime import Conversation, hookimpl
-from forge_app.runtime._turn_log import TurnRecord
+from forge_app.runtime import Conversation, TurnRecord, hookimpl
 from forge_app.store import SessionStore
 from forge_app.summary import redact
 from forge_domain import (

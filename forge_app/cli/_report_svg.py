@@ -17,7 +17,7 @@ from forge_app.cli._chart import svg_level, svg_points
 from forge_app.cli._chart_axes import BOTTOM, HEIGHT, LEFT, RIGHT, TOP, WIDTH, Plot, axes_for
 from forge_app.cli._report_data import CompactionView
 from forge_app.cli.replay import chart_samples
-from forge_app.runtime._turn_log import TurnRecord
+from forge_app.runtime import TurnRecord
 
 __all__ = ["timeline_svg"]
 
