@@ -21,6 +21,11 @@ The table's own settings are those a plain ``rich.table.Table`` has by default
 (a box with its edge, a header, no footer, caption, row styles or lines between
 rows); for any other table, and any console too narrow for it, the rows are added to
 the table and printed by :func:`~forge_app.cli.console.print_streamed`.
+
+The widths use three of rich's own ``Table`` methods that are not public
+(``_calculate_column_widths``, ``_extra_width``, ``_get_padding_width``): the tests
+compare this with ``Console.print`` byte for byte, so a rich that changes them fails
+there rather than printing another table.
 """
 
 from __future__ import annotations
