@@ -53,7 +53,7 @@ async def replay_turns(
     each ``on_request`` is called with every request's context as it is sent).
 
     The turns are kept as plain numbers (a :class:`~forge_app.runtime._turn_log.TurnLog`);
-    ``record.replay_turn()`` gives a turn's public ``TurnRecord``."""
+    ``record.replay_turn()`` gives a turn's public ``ReplayTurn``."""
     from forge_app.runtime._dispatch import discover_plugins
     from forge_app.runtime._replay import Replay
     from forge_app.runtime._turn_log import TurnLog
@@ -121,7 +121,12 @@ def timeline_chart(path: Path, turns: Sequence[TurnRecord], threshold: int, titl
 
 
 def _tokens(count: TokenCount) -> str:
-    return f"{count.value:,}" if count.is_actual() else f"~{count.value:,}"
+    return _tokens_text(count.value, actual=count.is_actual())
+
+
+def _tokens_text(value: int, *, actual: bool) -> str:
+    """A size as the table shows it: ``~`` marks an estimate."""
+    return f"{value:,}" if actual else f"~{value:,}"
 
 
 def _bar(tokens: int, scale: int, threshold: int) -> str:
@@ -171,7 +176,7 @@ def _timeline_rows(turns: Sequence[TurnRecord], threshold: int) -> Iterator[tupl
         yield (
             str(turn.turn),
             str(turn.messages),
-            f"{tokens:,}" if turn.tokens_actual else f"~{tokens:,}",
+            _tokens_text(tokens, actual=turn.tokens_actual),
             f"~{turn.recorded_tokens:,}",
             bar,
             events,
