@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from forge_app.errors import ContextLengthExceeded, ModelCallFailed, ProviderUnavailable
 from forge_app.runtime._model import (
@@ -364,3 +365,9 @@ def test_a_message_at_the_address_of_one_gone_is_converted_anew():
         converted.append((request_messages(context), _fresh(context)))
         del context
     assert [got for got, _ in converted] == [want for _, want in converted]
+
+
+def test_a_tool_schema_that_is_not_json_is_refused():
+    """The tools' schemas are still validated (only the messages written here are not)."""
+    with pytest.raises(ValidationError):
+        ModelRequest.of(Context(_pool()), model="m", tools=[{"type": {1, 2}}])
