@@ -23,7 +23,7 @@ from markupsafe import Markup
 
 from forge_app.cli._report_data import ReportData
 from forge_app.cli._report_svg import timeline_svg
-from forge_app.runtime import ReplayTurn
+from forge_app.runtime import TurnRecord
 from forge_app.summary import default_template_dir
 from forge_domain import TokenCount
 
@@ -52,7 +52,7 @@ def _rows(data: ReportData) -> list[_TurnRow]:
     return [_row(turn, tuple(numbers.get(turn.turn, ()))) for turn in data.turns]
 
 
-def _row(turn: ReplayTurn, cards: tuple[int, ...]) -> _TurnRow:
+def _row(turn: TurnRecord, cards: tuple[int, ...]) -> _TurnRow:
     return _TurnRow(
         turn.turn,
         turn.messages,

@@ -29,7 +29,7 @@ from forge_app.evaluation import (
     uncompacted_requests,
 )
 from forge_app.files._transcripts import Transcript
-from forge_app.runtime import Conversation, ReplayTurn, hookimpl
+from forge_app.runtime import Conversation, TurnRecord, hookimpl
 from forge_app.store import SessionStore
 from forge_app.summary import redact
 from forge_domain import (
@@ -113,7 +113,9 @@ class ReportData:
     engine: str
     window: int
     threshold: int
-    turns: tuple[ReplayTurn, ...]
+    turns: Sequence[TurnRecord]
+    """Every replayed turn (``replay --json-metrics``'s figures; ``replay_turn()`` gives
+    a turn's ``ReplayTurn``)."""
     compactions: tuple[CompactionView, ...]
     facts: tuple[FactCheck, ...]
     cost: PromptCost
@@ -224,7 +226,7 @@ class _Capture:
         )
 
 
-def _views(turns: Sequence[ReplayTurn], captured: Sequence[_Captured]) -> list[CompactionView]:
+def _views(turns: Sequence[TurnRecord], captured: Sequence[_Captured]) -> list[CompactionView]:
     """One view per compaction of ``turns`` (those that changed the context), in order."""
     results = [(t.turn, c) for t in turns for c in t.compactions if c.compacted_range is not None]
     views = []
@@ -259,7 +261,7 @@ async def collect(
         engine=agent.compact.engine,
         window=agent.context_length or DEFAULT_CONTEXT_WINDOW,
         threshold=agent.compaction_threshold(),
-        turns=tuple(turns),
+        turns=turns,
         compactions=tuple(_views(turns, capture.captured)),
         facts=tuple(
             replace(fact, text=shown(fact.text, FACT_CHARS))

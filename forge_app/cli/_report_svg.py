@@ -17,7 +17,7 @@ from forge_app.cli._chart import svg_level, svg_points
 from forge_app.cli._chart_axes import BOTTOM, HEIGHT, LEFT, RIGHT, TOP, WIDTH, Plot, axes_for
 from forge_app.cli._report_data import CompactionView
 from forge_app.cli.replay import chart_samples
-from forge_app.runtime import ReplayTurn
+from forge_app.runtime import TurnRecord
 
 __all__ = ["timeline_svg"]
 
@@ -37,7 +37,7 @@ def _hline(plot: Plot, tokens: int, colour: str, label: str, dash: str) -> str:
     )
 
 
-def _turn_title(turn: ReplayTurn, window: int) -> str:
+def _turn_title(turn: TurnRecord, window: int) -> str:
     share = int(turn.tokens) / window if window else 0.0
     return (
         f"turn {turn.turn}: {int(turn.tokens):,} tokens ({share:.0%} of the window), "
@@ -55,7 +55,7 @@ def _compaction_title(view: CompactionView) -> str:
 
 
 def timeline_svg(
-    turns: Sequence[ReplayTurn],
+    turns: Sequence[TurnRecord],
     compactions: Sequence[CompactionView],
     *,
     window: int,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -10,7 +10,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from forge_app.cli.console import counted, err, print_streamed
+from forge_app.cli._streamed_table import Cell, print_table_streamed
+from forge_app.cli.console import counted, err
 from forge_app.cli.history import opened_store, source_stem, store_file
 from forge_app.cli.options import (
     AgentId,
@@ -26,10 +27,13 @@ from forge_app.cli.options import (
 from forge_app.files._atomic import check_outputs, write_bytes_atomic, write_text_atomic
 
 if TYPE_CHECKING:  # the runtime, the store and the charts load when a command uses them
+    from rich.console import Console
+
     from forge_app.cli._chart_axes import Sample
     from forge_app.files._transcripts import Transcript
     from forge_app.runtime._dispatch import NamedPlugin
-    from forge_app.runtime._replay import Replay, ReplayTurn
+    from forge_app.runtime._replay import Replay
+    from forge_app.runtime._turn_log import TurnLog, TurnRecord
     from forge_app.store import SessionStore
     from forge_domain import Agent, CompactionResult, Context, TokenCount, TokenMeter
 
@@ -44,11 +48,15 @@ async def replay_turns(
     observers: Sequence[NamedPlugin] = (),
     conversation_id: str | None = None,
     on_request: Sequence[Callable[[Context], object]] = (),
-) -> tuple[list[ReplayTurn], Replay]:
+) -> tuple[TurnLog, Replay]:
     """Replay ``transcript`` under ``agent`` (entry-point plugins and ``observers`` observe it;
-    each ``on_request`` is called with every request's context as it is sent)."""
+    each ``on_request`` is called with every request's context as it is sent).
+
+    The turns are kept as plain numbers (a :class:`~forge_app.runtime._turn_log.TurnLog`);
+    ``record.replay_turn()`` gives a turn's public ``ReplayTurn``."""
     from forge_app.runtime._dispatch import discover_plugins
     from forge_app.runtime._replay import Replay
+    from forge_app.runtime._turn_log import TurnLog
 
     session = Replay(
         transcript.context,
@@ -60,11 +68,13 @@ async def replay_turns(
     )
     for listener in on_request:
         session.on_request(listener)
-    turns = [turn async for turn in session.turns()]
+    turns = TurnLog()
+    async for record in session.records():
+        turns.append(record)
     return turns, session
 
 
-def _compactions(turn: ReplayTurn) -> list[CompactionResult]:
+def _compactions(turn: TurnRecord) -> list[CompactionResult]:
     """The compactions of ``turn`` that the table and the chart show (those that changed
     the context: summarised, pruned or cut)."""
     return [c for c in turn.compactions if c.compacted_range is not None]
@@ -79,7 +89,7 @@ def _what(result: CompactionResult) -> str:
     return f"pruned {span_text(result.pruned_range)}"
 
 
-def chart_samples(turns: Sequence[ReplayTurn]) -> tuple[list[Sample], list[Sample]]:
+def chart_samples(turns: Sequence[TurnRecord]) -> tuple[list[Sample], list[Sample]]:
     """The replayed sizes and the sizes without compaction, as the timeline table prints them.
 
     Per turn: the size before and (marked) after each of its compactions, then its
@@ -93,12 +103,12 @@ def chart_samples(turns: Sequence[ReplayTurn]) -> tuple[list[Sample], list[Sampl
         for compaction in _compactions(turn):
             samples.append(Sample(turn.turn, compaction.original_tokens))
             samples.append(Sample(turn.turn, compaction.compacted_tokens, compaction=True))
-        samples.append(Sample(turn.turn, int(turn.tokens)))
+        samples.append(Sample(turn.turn, turn.token_value))
     baseline = [Sample(turn.turn, turn.recorded_tokens) for turn in turns]
     return samples, baseline
 
 
-def timeline_chart(path: Path, turns: Sequence[ReplayTurn], threshold: int, title: str) -> bytes:
+def timeline_chart(path: Path, turns: Sequence[TurnRecord], threshold: int, title: str) -> bytes:
     """The timeline of ``turns`` as a picture in the format ``path`` asks for (.svg or .png).
 
     Raises:
@@ -111,7 +121,12 @@ def timeline_chart(path: Path, turns: Sequence[ReplayTurn], threshold: int, titl
 
 
 def _tokens(count: TokenCount) -> str:
-    return f"{count.value:,}" if count.is_actual() else f"~{count.value:,}"
+    return _tokens_text(count.value, actual=count.is_actual())
+
+
+def _tokens_text(value: int, *, actual: bool) -> str:
+    """A size as the table shows it: ``~`` marks an estimate."""
+    return f"{value:,}" if actual else f"~{value:,}"
 
 
 def _bar(tokens: int, scale: int, threshold: int) -> str:
@@ -123,13 +138,8 @@ def _bar(tokens: int, scale: int, threshold: int) -> str:
     return "".join(cells)
 
 
-def timeline_table(turns: Sequence[ReplayTurn], threshold: int, title: str) -> Table:
-    """One row per turn: its size, the size without compaction, a bar against the threshold.
-
-    The last column lists each compaction of the turn: the range it summarised (or, with
-    ``pruned``, the range whose outputs it only pruned) and the size before and after it.
-    """
-    scale = max([threshold, *(int(t.tokens) for t in turns), *(t.recorded_tokens for t in turns)])
+def _new_timeline(threshold: int, title: str) -> Table:
+    """The timeline's table: its title and columns, no row."""
     table = Table(title=title, title_justify="left", caption_justify="left")
     table.add_column("turn", justify="right")
     table.add_column("msgs", justify="right")
@@ -137,23 +147,65 @@ def timeline_table(turns: Sequence[ReplayTurn], threshold: int, title: str) -> T
     table.add_column("uncompacted", justify="right", style="dim")
     table.add_column(f"│ = {threshold:,}", no_wrap=True)
     table.add_column("compaction (range before→after)")
-    for turn in turns:
-        events = Text(" ").join(
-            Text.assemble(("●", "red"), f" {_what(c)} {c.original_tokens:,}→{c.compacted_tokens:,}")
-            for c in _compactions(turn)
-        )
-        table.add_row(
-            str(turn.turn),
-            str(turn.messages),
-            _tokens(turn.tokens),
-            f"~{turn.recorded_tokens:,}",
-            _bar(int(turn.tokens), scale, threshold),
-            events,
-        )
     return table
 
 
-def replay_summary(turns: Sequence[ReplayTurn]) -> str:
+def _timeline_rows(turns: Sequence[TurnRecord], threshold: int) -> Iterator[tuple[Cell, ...]]:
+    """The timeline's rows: the cells of one turn each (the last a ``Text`` listing the
+    turn's compactions, a blank string when it had none)."""
+    scale = max(
+        threshold,
+        max((t.token_value for t in turns), default=0),
+        max((t.recorded_tokens for t in turns), default=0),
+    )
+    bars: dict[int, str] = {}
+    for turn in turns:
+        tokens = turn.token_value
+        bar = bars.get(tokens)
+        if bar is None:
+            bar = bars[tokens] = _bar(tokens, scale, threshold)
+        shown = _compactions(turn)
+        events: Cell = ""
+        if shown:
+            events = Text(" ").join(
+                Text.assemble(
+                    ("●", "red"), f" {_what(c)} {c.original_tokens:,}→{c.compacted_tokens:,}"
+                )
+                for c in shown
+            )
+        yield (
+            str(turn.turn),
+            str(turn.messages),
+            _tokens_text(tokens, actual=turn.tokens_actual),
+            f"~{turn.recorded_tokens:,}",
+            bar,
+            events,
+        )
+
+
+def timeline_table(turns: Sequence[TurnRecord], threshold: int, title: str) -> Table:
+    """One row per turn: its size, the size without compaction, a bar against the threshold.
+
+    The last column lists each compaction of the turn: the range it summarised (or, with
+    ``pruned``, the range whose outputs it only pruned) and the size before and after it.
+    """
+    table = _new_timeline(threshold, title)
+    for row in _timeline_rows(turns, threshold):
+        table.add_row(*row)
+    return table
+
+
+def print_timeline(
+    console: Console, turns: Sequence[TurnRecord], threshold: int, title: str
+) -> None:
+    """``console.print(timeline_table(...))``, the same bytes, written a row at a time
+    (neither the table's rows nor their rendered lines are all held at once)."""
+    print_table_streamed(
+        console, lambda: _new_timeline(threshold, title), lambda: _timeline_rows(turns, threshold)
+    )
+
+
+def replay_summary(turns: Sequence[TurnRecord]) -> str:
     """One line: turns, compactions, the last turn's size against the recording's."""
     if not turns:
         return "the transcript has no assistant turn to replay"
@@ -221,13 +273,15 @@ def replay_command(
             err.print(f"stored as conversation {replayed.conversation.id} in {session_store.url}")
     threshold = chosen.compaction_threshold()
     title = f"replay of {session} with agent {chosen.id}"
-    print_streamed(err, timeline_table(turns, threshold, title))
+    print_timeline(err, turns, threshold, title)
     err.print(replay_summary(turns))
     if output is not None:
         write_transcript(output, transcript.with_context(replayed.conversation.context))
         err.print(f"replayed transcript: {output}")
     if json_metrics is not None:
-        write_text_atomic(json_metrics, "".join(t.model_dump_json() + "\n" for t in turns))
+        write_text_atomic(
+            json_metrics, "".join(t.replay_turn().model_dump_json() + "\n" for t in turns)
+        )
     if chart is not None:
         title = f"{Path(session).name} · agent {chosen.id} · context size per turn"
         write_bytes_atomic(chart, timeline_chart(chart, turns, threshold, title))

@@ -141,7 +141,7 @@ async def evaluate(
     turns = 0
     stopped: str | None = None
     try:
-        async for turn in replay.turns():
+        async for turn in replay.records():
             turns = turn.turn
     except ContextDoesNotFit as exc:
         stopped = f"turn {turns + 1}: {exc}"

@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the names load on first use: see forge_domain/_lazy.py
     from forge_app.runtime._retry import RetryPolicy
     from forge_app.runtime._telemetry import disable_telemetry, enable_telemetry
     from forge_app.runtime._tools import EngineTools, Tool, ToolExecutor, ToolRegistry
+    from forge_app.runtime._turn_log import TurnLog, TurnRecord
     from forge_app.runtime.plugins import CompactionHandler, LoggingPlugin
 
 __all__ = [
@@ -82,6 +83,8 @@ __all__ = [
     "ToolExecutor",
     "ToolRegistry",
     "TurnEndEvent",
+    "TurnLog",
+    "TurnRecord",
     "configure_logging",
     "default_engine",
     "disable_telemetry",
@@ -130,6 +133,7 @@ _EXPORTS = LazyExports(
         "._telemetry": ["disable_telemetry", "enable_telemetry"],
         "._replay": ["Replay", "ReplayModel", "ReplayTools", "ReplayTurn", "replay"],
         "._tools": ["EngineTools", "Tool", "ToolExecutor", "ToolRegistry"],
+        "._turn_log": ["TurnLog", "TurnRecord"],
         ".plugins": ["CompactionHandler", "LoggingPlugin"],
     },
 )

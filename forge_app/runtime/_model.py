@@ -15,13 +15,23 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Protocol, TypeGuard, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
 from forge_app.errors import ContextLengthExceeded, ModelCallFailed, ProviderUnavailable
-from forge_domain import Agent, Context, InvalidMessage, JsonObject, Role, TextMessage, Usage
+from forge_domain import (
+    Agent,
+    Context,
+    ContextMessage,
+    InvalidMessage,
+    JsonObject,
+    Role,
+    TextMessage,
+    Usage,
+)
 from forge_domain.formats import message_from_openai, message_to_openai
 
 if TYPE_CHECKING:
@@ -43,13 +53,48 @@ EXCERPT_CHARS = 200
 """How much of an unreadable response body an error quotes."""
 
 
+def _provider_form(message: ContextMessage) -> JsonObject:
+    wire = message_to_openai(message)
+    return {k: v for k, v in wire.items() if k not in NON_STANDARD_KEYS}
+
+
+class _ProviderForms:
+    """The provider form of each message of the last context converted, by identity.
+
+    A conversation's requests share most of their messages (a turn adds a few, a
+    compaction replaces a span), so a request converts only the messages that were not
+    in the one before: a replay of 16,000 messages converted 830,000 messages for its
+    8,000 requests, 30% of its CPU. The messages are held weakly (one that no context
+    holds any more is not kept alive by this; the forms of the last request converted
+    are, until the next one) and each request gets its own copy of each form (a dict,
+    the same keys and values as a fresh conversion).
+    """
+
+    def __init__(self) -> None:
+        self._last: dict[int, tuple[weakref.ref[ContextMessage], JsonObject]] = {}
+
+    def of(self, context: Context) -> list[JsonObject]:
+        last = self._last
+        seen: dict[int, tuple[weakref.ref[ContextMessage], JsonObject]] = {}
+        out: list[JsonObject] = []
+        for message in context:
+            key = id(message)
+            known = last.get(key)
+            if known is None or known[0]() is not message:  # new, or another message
+                known = (weakref.ref(message), _provider_form(message))
+            seen[key] = known
+            out.append(dict(known[1]))
+        self._last = seen  # one assignment: a concurrent caller at worst converts again
+        return out
+
+
+_PROVIDER_FORMS = _ProviderForms()
+
+
 def request_messages(context: Context) -> list[JsonObject]:
-    """The context as provider-ready OpenAI messages, without our own keys."""
-    out: list[JsonObject] = []
-    for message in context:
-        wire = message_to_openai(message)
-        out.append({k: v for k, v in wire.items() if k not in NON_STANDARD_KEYS})
-    return out
+    """The context as provider-ready OpenAI messages, without our own keys (messages that
+    were in the previous context converted are not converted again)."""
+    return _PROVIDER_FORMS.of(context)
 
 
 class ModelRequest(BaseModel):
@@ -68,8 +113,14 @@ class ModelRequest(BaseModel):
     def of(
         cls, context: Context, *, model: str | None, tools: Iterable[JsonObject] = ()
     ) -> ModelRequest:
-        """Build the request for ``context``."""
-        return cls(model=model, messages=tuple(request_messages(context)), tools=tuple(tools))
+        """Build the request for ``context``.
+
+        The model and the tools' schemas are validated; the messages are not validated
+        again: :func:`request_messages` writes them from messages that were (validating
+        every request's JSON took a quarter of a replay's CPU).
+        """
+        request = cls(model=model, messages=(), tools=tuple(tools))
+        return request.model_copy(update={"messages": tuple(request_messages(context))})
 
 
 class ModelResponse(BaseModel):

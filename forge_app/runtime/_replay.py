@@ -27,6 +27,7 @@ from forge_app.runtime._events import EndEvent, StartEvent
 from forge_app.runtime._hookspecs import hookimpl
 from forge_app.runtime._model import ModelRequest, ModelResponse
 from forge_app.runtime._orchestrator import EngineFactory, Orchestrator, default_engine
+from forge_app.runtime._turn_log import TurnRecord
 from forge_app.store import SessionStore
 from forge_domain import (
     CHARS_METER,
@@ -210,6 +211,12 @@ class Replay:
 
     async def turns(self) -> AsyncIterator[ReplayTurn]:
         """Replay every recorded turn, yielding the state after each."""
+        async for record in self.records():
+            yield record.replay_turn()
+
+    async def records(self) -> AsyncIterator[TurnRecord]:
+        """Replay every recorded turn, yielding the state after each as plain numbers
+        (the figures of :meth:`turns`, without building a pydantic model per turn)."""
         conversation = self.conversation
         hooks = conversation.hooks
         transcript = self.transcript
@@ -239,16 +246,18 @@ class Replay:
             self._turn_requests.clear()
             await self.orchestrator.turn(conversation, number)
             context = conversation.context
-            yield ReplayTurn(
-                turn=number,
-                messages=len(context),
-                tokens=conversation.token_count(context),
-                request_tokens=max(
-                    (conversation.token_count(c) for c in self._turn_requests), key=int
-                ),
-                recorded_messages=len(recorded),
-                recorded_tokens=self._recorded_meter.total(recorded),
-                compactions=self._recorder.drain(),
+            tokens = conversation.token_count(context)
+            request = max((conversation.token_count(c) for c in self._turn_requests), key=int)
+            yield TurnRecord(
+                number,
+                len(context),
+                tokens.value,
+                tokens.is_actual(),
+                request.value,
+                request.is_actual(),
+                len(recorded),
+                self._recorded_meter.total(recorded),
+                self._recorder.drain(),
             )
         if pending:
             conversation.append(*pending)

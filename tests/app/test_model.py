@@ -2,19 +2,36 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from forge_app.errors import ContextLengthExceeded, ModelCallFailed, ProviderUnavailable
 from forge_app.runtime._model import (
     EXCERPT_CHARS,
+    NON_STANDARD_KEYS,
     FunctionModel,
     ModelRequest,
     ModelResponse,
     OpenAIChatModel,
+    request_messages,
 )
-from forge_domain import Agent, Context, Role, TextMessage, ToolCall, ToolResult, Usage
+from forge_domain import (
+    Agent,
+    Context,
+    ContextMessage,
+    Role,
+    TextMessage,
+    ToolCall,
+    ToolResult,
+    Usage,
+)
+from forge_domain.formats import message_to_openai
 from tests.app.fake_openai_server import FakeOpenAIServer, Reply
 
 
@@ -274,3 +291,83 @@ async def test_openai_model_reads_cached_tokens_and_tool_calls_from_the_body(ser
         finish_reason="tool_calls",
     )
     assert actual == expected
+
+
+def _fresh(context: Context) -> list[dict[str, object]]:
+    """Each message converted on its own, our keys dropped (what a request must hold)."""
+    out = []
+    for message in context:
+        wire = message_to_openai(message)
+        out.append({k: v for k, v in wire.items() if k not in NON_STANDARD_KEYS})
+    return out
+
+
+def _pool() -> list[ContextMessage]:
+    usage = Usage.reported(prompt_tokens=5, completion_tokens=2)
+    return [
+        TextMessage.system("be brief"),
+        TextMessage.user("read a.py", droppable=True),
+        TextMessage.user("read a.py"),  # equal text, another message
+        TextMessage.assistant("", (ToolCall(id="c1", name="read"),), usage=usage),
+        ToolResult.failed("c1", "no such file", name="read"),
+        ToolResult.of("c1", "print(1)", name="read"),
+        TextMessage.assistant("done"),
+    ]
+
+
+@given(st.lists(st.lists(st.integers(0, 6), max_size=8), min_size=1, max_size=6))
+def test_each_request_holds_its_messages_converted(picks):
+    """Requests sharing messages (in any order, repeated, dropped, equal but distinct)
+    hold what converting each message on its own gives."""
+    pool = _pool()
+    contexts = [Context([pool[i] for i in pick]) for pick in picks]
+    assert [request_messages(c) for c in contexts] == [_fresh(c) for c in contexts]
+
+
+def test_a_request_changed_by_its_reader_leaves_the_next_one_as_it_was():
+    context = Context(_pool())
+    first = request_messages(context)
+    first[0]["content"] = "changed"
+    assert request_messages(context) == _fresh(context)
+
+
+def test_the_messages_of_a_request_are_not_kept_alive_by_it():
+    """Converting a context remembers its messages weakly: once nothing else holds them
+    they are gone."""
+    context = Context([TextMessage.user(f"message {i}") for i in range(5)])
+    refs = [weakref.ref(m) for m in context]
+    request_messages(context)
+    del context
+    gc.collect()
+    assert [ref() for ref in refs] == [None] * 5
+
+
+def test_a_request_built_from_a_context_is_the_validated_request():
+    """``ModelRequest.of`` (not validated again) equals the request built and validated
+    from the same messages and tools."""
+    context = Context(_pool())
+    tools = [{"type": "function", "function": {"name": "read", "parameters": {}}}]
+    built = ModelRequest.of(context, model="m", tools=tools)
+    validated = ModelRequest(model="m", messages=tuple(_fresh(context)), tools=tuple(tools))
+    assert (built, built.model_dump_json(), repr(built)) == (
+        validated,
+        validated.model_dump_json(),
+        repr(validated),
+    )
+
+
+def test_a_message_at_the_address_of_one_gone_is_converted_anew():
+    """A message freed and another made in its place (CPython reuses the address, so
+    the same ``id``) is converted, not taken for the one before."""
+    converted = []
+    for i in range(50):
+        context = Context([TextMessage.user(f"message {i}")])
+        converted.append((request_messages(context), _fresh(context)))
+        del context
+    assert [got for got, _ in converted] == [want for _, want in converted]
+
+
+def test_a_tool_schema_that_is_not_json_is_refused():
+    """The tools' schemas are still validated (only the messages written here are not)."""
+    with pytest.raises(ValidationError):
+        ModelRequest.of(Context(_pool()), model="m", tools=[{"type": {1, 2}}])
