@@ -107,16 +107,18 @@ def compact_file(
 
     Module-level so a worker process can run it (arguments and result are picklable).
     """
+    from forge_app.cli._collector import collector_paused
     from forge_app.cli.compacting import compact_transcript  # imported when used: start-up
     from forge_app.files._transcripts import read_transcript, write_transcript
 
     try:
-        transcript = read_transcript(path, fmt)
-        meter = _loader(agent.compact.tokenizer).meter(model=agent.model, fmt=transcript.format)
-        compacted, metrics = compact_transcript(
-            transcript, agent, source=str(path), mode=mode, meter=meter
-        )
-        write_transcript(target, compacted)
+        with collector_paused():
+            transcript = read_transcript(path, fmt)
+            meter = _loader(agent.compact.tokenizer).meter(model=agent.model, fmt=transcript.format)
+            compacted, metrics = compact_transcript(
+                transcript, agent, source=str(path), mode=mode, meter=meter
+            )
+            write_transcript(target, compacted)
     except (TranscriptError, CompactionFailed, OutputNotWritten) as exc:
         return index, None, str(exc)
     return index, metrics.model_copy(update={"output": str(target)}), None

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from forge_app.cli._collector import collector_paused
 from forge_app.cli.console import err
 from forge_app.cli.history import store_file, stored_conversation
 from forge_app.cli.options import (
@@ -56,18 +57,19 @@ def compact_command(
 
     check_outputs([output, json_metrics, store_file(store)], inputs=[session, agent])
     chosen = resolve_agent(agent, agent_id)
-    transcript = read_transcript(session, fmt)
-    meter = tokenizer_loader(tokenizer, chosen).meter(model=chosen.model, fmt=transcript.format)
-    with stored_conversation(store, session, chosen) as recorder:
-        compacted, metrics = compact_transcript(
-            transcript,
-            chosen,
-            source=session,
-            mode=compaction_mode(force),
-            recorder=recorder,
-            meter=meter,
-        )
-    write_transcript(output, compacted)
+    with collector_paused():
+        transcript = read_transcript(session, fmt)
+        meter = tokenizer_loader(tokenizer, chosen).meter(model=chosen.model, fmt=transcript.format)
+        with stored_conversation(store, session, chosen) as recorder:
+            compacted, metrics = compact_transcript(
+                transcript,
+                chosen,
+                source=session,
+                mode=compaction_mode(force),
+                recorder=recorder,
+                meter=meter,
+            )
+        write_transcript(output, compacted)
     if output != STDIO:
         metrics = metrics.model_copy(update={"output": output})
     if json_metrics is not None:
