@@ -25,7 +25,9 @@ the table and printed by :func:`~forge_app.cli.console.print_streamed`.
 The widths use three of rich's own ``Table`` methods that are not public
 (``_calculate_column_widths``, ``_extra_width``, ``_get_padding_width``): the tests
 compare this with ``Console.print`` byte for byte, so a rich that changes them fails
-there rather than printing another table.
+there rather than printing another table, and a rich without them (checked once, at
+import) gets the plain path: every row added to the table and printed by
+:func:`~forge_app.cli.console.print_streamed`.
 """
 
 from __future__ import annotations
@@ -48,6 +50,10 @@ Cell = str | Text
 """A cell: a plain string (shown as it is: the console must not read markup) or a Text."""
 
 _Line = list[Segment]
+
+_RICH_WIDTH_METHODS = ("_calculate_column_widths", "_extra_width", "_get_padding_width")
+_RICH_HAS_WIDTH_METHODS = all(hasattr(Table, name) for name in _RICH_WIDTH_METHODS)
+"""The installed rich still has the private ``Table`` members the streamed widths use."""
 
 
 def _measure(cell: Cell) -> tuple[int, int]:
@@ -215,7 +221,7 @@ def print_table_streamed(
     ``new_table`` builds the table with its title and columns and no row; ``rows`` gives
     the rows in order (it is called twice: once for the widths, once to print).
     """
-    if not _fits(new_table()):
+    if not (_RICH_HAS_WIDTH_METHODS and _fits(new_table())):
         table = new_table()
         for row in rows():
             table.add_row(*row)
