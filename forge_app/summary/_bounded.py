@@ -28,10 +28,10 @@ sharing an id is built as it is (None).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
-from forge_app.summary._budget import SHORT_COMMAND
+from forge_app.summary._budget import SHORT_COMMAND, narration_kept
 from forge_app.summary._build import REACH, with_last_error
 from forge_app.summary._fit_summary import _LINE_CHARS, _TEXT_CHARS, _chars
 from forge_app.summary._omission import omission_note
@@ -111,6 +111,17 @@ class _SpanReading:
 
 
 @dataclass(frozen=True, slots=True)
+class NarrationBudget:
+    """The cap on a summary's assistant texts that follows the build
+    (:func:`~forge_app.summary._budget.drop_oldest_narration` of the transformed texts)."""
+
+    final: Callable[[str], str]
+    """What the transformers make of an assistant text (its redaction, or the text)."""
+    budget: int
+    """Characters of assistant text kept."""
+
+
+@dataclass(frozen=True, slots=True)
 class _Decided:
     """What :func:`_planned` decides: the calls and assistant texts built (None: every
     text), each built call's ``earlier``, what is left out."""
@@ -148,13 +159,18 @@ class SpanPlan:
 
 
 def bounded_summary(
-    messages: Sequence[ContextMessage], catalog: ToolCatalog, max_chars: int, text_limit: int
+    messages: Sequence[ContextMessage],
+    catalog: ToolCatalog,
+    max_chars: int,
+    text_limit: int,
+    narration: NarrationBudget | None = None,
 ) -> ContextSummary:
     """:func:`~forge_app.summary._build.build_summary` of ``messages`` for a frame of
     ``max_chars``, built from what :func:`plan_span` selects (the whole span when it is
-    None)."""
+    None); ``narration``: the cap its caller puts on the assistant texts, which then builds
+    none of those it is certain to drop (see :func:`plan_span`)."""
     classifier = catalog.classifier()
-    plan = plan_span(messages, catalog, classifier, max_chars, text_limit)
+    plan = plan_span(messages, catalog, classifier, max_chars, text_limit, narration)
     if plan is None:
         summary = ContextSummary.from_messages(messages, catalog, classifier=classifier)
     else:
@@ -194,13 +210,23 @@ def plan_span(
     classifier: CallClassifier,
     max_chars: int,
     text_limit: int,
+    narration: NarrationBudget | None = None,
 ) -> SpanPlan | None:
     """What to build of ``messages`` for a frame of ``max_chars`` (see the module); None
-    when the span is to be built as it is."""
+    when the span is to be built as it is.
+
+    With ``narration`` (the cap the caller puts on the transformed assistant texts, cut to
+    ``text_limit``), the texts older than the newest one that cap drops are not built
+    (:func:`_narration_left_out`), counted in the note as the cap counts them."""
     reading = _read_span(messages, catalog, classifier, text_limit)
     if reading is None:
         return None
-    decided = _planned(reading, max_chars - reading.kept_chars)
+    left_out = (
+        _narration_left_out(messages, reading, narration, text_limit)
+        if narration is not None
+        else 0
+    )
+    decided = _planned(reading, max_chars - reading.kept_chars, left_out)
     kept, kept_texts = decided.calls, decided.texts
     visit = set(reading.read_always)  # and every message that builds an item
     visit.update(reading.narrated if kept_texts is None else kept_texts)
@@ -345,8 +371,35 @@ def _read_span(
     )
 
 
-def _planned(reading: _SpanReading, room: int) -> _Decided:
-    """The plan, given the span's reading and the room left for plain lines."""
+def _narration_left_out(
+    messages: Sequence[ContextMessage],
+    reading: _SpanReading,
+    narration: NarrationBudget,
+    text_limit: int,
+) -> int:
+    """How many of the span's assistant texts, from the newest, are not built when
+    :func:`_planned` builds every text: those after the newest texts ``narration`` keeps
+    and the newest one it drops, but the oldest text, which stays built.
+
+    :func:`~forge_app.summary._budget.drop_oldest_narration` drops the oldest texts while
+    the rest is over its budget, so the texts older than the newest one it drops go
+    whatever they read (:func:`~forge_app.summary._budget.narration_certain_to_go`). The
+    newest one it drops and the oldest stay built, for it to drop: its omission note goes
+    where the oldest text was, and counts the plan's note (first in the first assistant
+    block: that text's block, as no call is older than it). 0 (all built) when a call is
+    older than the oldest text, or when none would be left out."""
+    narrated = reading.narrated  # newest first
+    if len(narrated) < 3 or (reading.indexes and min(reading.indexes) < narrated[-1]):
+        return 0
+    texts = (messages[index].text for index in narrated)
+    kept = narration_kept(texts, narration.final, text_limit, narration.budget)
+    return max(0, len(narrated) - kept - 2)
+
+
+def _planned(reading: _SpanReading, room: int, narration_left_out: int = 0) -> _Decided:
+    """The plan, given the span's reading, the room left for plain lines, and how many
+    assistant texts before the oldest are left out when every text would be built
+    (:func:`_narration_left_out`)."""
     ids, blocks, keys, tools = reading.ids, reading.blocks, reading.keys, reading.tools
     texts, asks = reading.texts, reading.asks
     newest: dict[Hashable, int] = {}  # per plain key, the position of its newest call
@@ -377,15 +430,28 @@ def _planned(reading: _SpanReading, room: int) -> _Decided:
         kept.add(ids[position])
         filled[blocks[position]] = True
     kept_texts: set[int] | None = set() if drop_narration else None
+    narrated = reading.narrated
+    if kept_texts is None and narration_left_out:  # the newest texts, and the oldest
+        last = len(narrated) - 1
+        kept_texts = {*narrated[: last - narration_left_out], narrated[last]}
+        filled[max(b for b, text in enumerate(texts) if text is not None)] = True
     # The user texts DedupeRole will see as one run: asks[start:run_end] (runs joined
     # across emptied blocks are neighbours in ``asks``, so a run is always one range).
-    run_end = len(asks)
+    # ``in_run`` holds asks[run_from:run_end], grown as the walk reaches newer asks (a set
+    # of the whole run per emptied block was quadratic in a chat whose every block goes).
+    run_end = run_from = len(asks)
+    in_run: set[str] = set()
     for block in range(len(texts) - 1, -1, -1):  # oldest first
         start, end = reading.asks_before(block - 1)  # the user texts newer than ``block``
         text = texts[block]
-        if filled[block] or (text is not None and kept_texts is None):
-            run_end = end
-        elif end in (start, run_end) or set(asks[end:run_end]).isdisjoint(asks[start:end]):
+        if filled[block] or (text is not None and (kept_texts is None or text in kept_texts)):
+            run_end = run_from = end
+            in_run = set()
+            continue
+        if end not in (start, run_end):
+            in_run.update(asks[end:run_from])
+            run_from = end
+        if end in (start, run_end) or in_run.isdisjoint(asks[start:end]):
             pass  # emptied: the runs join, and DedupeRole folds nothing more
         else:  # emptied, the joined run would fold an ask: the block keeps one item
             placeholder = first_call[block]
@@ -393,7 +459,8 @@ def _planned(reading: _SpanReading, room: int) -> _Decided:
                 kept.add(ids[placeholder])
             elif text is not None and kept_texts is not None:
                 kept_texts.add(text)
-            run_end = end
+            run_end = run_from = end
+            in_run = set()
     earlier: dict[str, int] = {}
     pending: dict[Hashable, int] = {}
     for position in range(len(ids) - 1, -1, -1):  # oldest first: left-out calls count on
@@ -411,7 +478,6 @@ def _planned(reading: _SpanReading, room: int) -> _Decided:
     for key, count in pending.items():
         kind = tools[newest[key]][0].kind
         omitted[kind] = omitted.get(kind, 0) + count
-    narrated = len(reading.narrated)
-    if kept_texts is not None and narrated > len(kept_texts):
-        omitted["narration"] = narrated - len(kept_texts)
+    if kept_texts is not None and len(narrated) > len(kept_texts):
+        omitted["narration"] = len(narrated) - len(kept_texts)
     return _Decided(kept, earlier, kept_texts, omitted)
