@@ -217,16 +217,16 @@ def plan_span(
 
     With ``narration`` (the cap the caller puts on the transformed assistant texts, cut to
     ``text_limit``), the texts older than the newest one that cap drops are not built
-    (:func:`_narration_left_out`), counted in the note as the cap counts them."""
+    (:func:`_narration_built`), counted in the note as the cap counts them."""
     reading = _read_span(messages, catalog, classifier, text_limit)
     if reading is None:
         return None
-    left_out = (
-        _narration_left_out(messages, reading, narration, text_limit)
+    narration_built = (
+        _narration_built(messages, reading, narration, text_limit)
         if narration is not None
-        else 0
+        else None
     )
-    decided = _planned(reading, max_chars - reading.kept_chars, left_out)
+    decided = _planned(reading, max_chars - reading.kept_chars, narration_built)
     kept, kept_texts = decided.calls, decided.texts
     visit = set(reading.read_always)  # and every message that builds an item
     visit.update(reading.narrated if kept_texts is None else kept_texts)
@@ -371,35 +371,37 @@ def _read_span(
     )
 
 
-def _narration_left_out(
+def _narration_built(
     messages: Sequence[ContextMessage],
     reading: _SpanReading,
     narration: NarrationBudget,
     text_limit: int,
-) -> int:
-    """How many of the span's assistant texts, from the newest, are not built when
-    :func:`_planned` builds every text: those after the newest texts ``narration`` keeps
-    and the newest one it drops, but the oldest text, which stays built.
+) -> set[int] | None:
+    """The assistant texts (by message index) built when :func:`_planned` builds every text
+    but those ``narration`` is certain to drop: the newest texts it keeps, the newest one
+    it drops, and the oldest text; None when that leaves none out.
 
     :func:`~forge_app.summary._budget.drop_oldest_narration` drops the oldest texts while
     the rest is over its budget, so the texts older than the newest one it drops go
     whatever they read (:func:`~forge_app.summary._budget.narration_certain_to_go`). The
     newest one it drops and the oldest stay built, for it to drop: its omission note goes
     where the oldest text was, and counts the plan's note (first in the first assistant
-    block: that text's block, as no call is older than it). 0 (all built) when a call is
-    older than the oldest text, or when none would be left out."""
+    block: that text's block, as no call is older than it). None (all built) when a call
+    is older than the oldest text."""
     narrated = reading.narrated  # newest first
     if len(narrated) < 3 or (reading.indexes and min(reading.indexes) < narrated[-1]):
-        return 0
+        return None  # too few texts to leave one out, or a call before them
     texts = (messages[index].text for index in narrated)
     kept = narration_kept(texts, narration.final, text_limit, narration.budget)
-    return max(0, len(narrated) - kept - 2)
+    if kept + 2 >= len(narrated):
+        return None  # none left out
+    return {*narrated[: kept + 1], narrated[-1]}
 
 
-def _planned(reading: _SpanReading, room: int, narration_left_out: int = 0) -> _Decided:
-    """The plan, given the span's reading, the room left for plain lines, and how many
-    assistant texts before the oldest are left out when every text would be built
-    (:func:`_narration_left_out`)."""
+def _planned(reading: _SpanReading, room: int, narration_built: set[int] | None = None) -> _Decided:
+    """The plan, given the span's reading, the room left for plain lines, and the
+    assistant texts built when every text would be (:func:`_narration_built`; None: every
+    one). The oldest text is one of them."""
     ids, blocks, keys, tools = reading.ids, reading.blocks, reading.keys, reading.tools
     texts, asks = reading.texts, reading.asks
     newest: dict[Hashable, int] = {}  # per plain key, the position of its newest call
@@ -431,10 +433,9 @@ def _planned(reading: _SpanReading, room: int, narration_left_out: int = 0) -> _
         filled[blocks[position]] = True
     kept_texts: set[int] | None = set() if drop_narration else None
     narrated = reading.narrated
-    if kept_texts is None and narration_left_out:  # the newest texts, and the oldest
-        last = len(narrated) - 1
-        kept_texts = {*narrated[: last - narration_left_out], narrated[last]}
-        filled[max(b for b, text in enumerate(texts) if text is not None)] = True
+    if kept_texts is None and narration_built is not None:
+        kept_texts = set(narration_built)
+        filled[max(b for b, text in enumerate(texts) if text is not None)] = True  # the oldest's
     # The user texts DedupeRole will see as one run: asks[start:run_end] (runs joined
     # across emptied blocks are neighbours in ``asks``, so a run is always one range).
     # ``in_run`` holds asks[run_from:run_end], grown as the walk reaches newer asks (a set

@@ -132,13 +132,15 @@ def test_without_the_oldest_text_the_note_moves() -> None:
     """The oldest text stays built so that the cap's note goes where it was: left out too,
     the prepared summary differs (the note goes where the first text kept is)."""
     messages = _chat(600)
-    original = bounded._planned
+    original = bounded._narration_built
 
-    def without_oldest(reading, room, left_out=0):  # type: ignore[no-untyped-def]
-        return original(reading, room, left_out + 1 if left_out else 0)
+    def without_oldest(*arguments):  # type: ignore[no-untyped-def]
+        built = original(*arguments)
+        assert built is not None
+        return built - {min(built)}
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(bounded, "_planned", without_oldest)
+        patch.setattr(bounded, "_narration_built", without_oldest)
         changed = _prepared(messages, 2_000, 2_000, left_out=True)
     assert changed != _prepared(messages, 2_000, 2_000, left_out=False)
 
@@ -185,7 +187,7 @@ def test_a_compaction_of_a_chat_is_the_same_with_the_texts_built(max_tokens: int
     compactor = Compactor(Compact(retention_window=20, max_tokens=max_tokens), cwd="/repo")
     left_out = compactor.compact(context, compactor.forced_strategy())
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(bounded, "_narration_left_out", lambda *_: 0)
+        patch.setattr(bounded, "_narration_built", lambda *_: None)
         whole = compactor.compact(context, compactor.forced_strategy())
     assert left_out.context == whole.context
 
