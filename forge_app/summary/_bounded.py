@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from forge_app.summary._budget import SHORT_COMMAND, narration_kept
 from forge_app.summary._build import REACH, with_last_error
-from forge_app.summary._fit_summary import _LINE_CHARS, _TEXT_CHARS, _chars
+from forge_app.summary._fit_cuts import LINE_CHARS, TEXT_CHARS, chars
 from forge_app.summary._omission import omission_note
 from forge_app.summary.transformers._keep_last_operation import operation_key
 from forge_domain import ContextMessage, Role, TextMessage, ToolResult
@@ -197,10 +197,10 @@ def _line_size(tools: Sequence[SummaryTool]) -> int:
     size = 0
     for tool in tools:
         if isinstance(tool, ShellTool):
-            size += min(len(tool.command), SHORT_COMMAND + 2) + _LINE_CHARS
+            size += min(len(tool.command), SHORT_COMMAND + 2) + LINE_CHARS
         else:
-            size += _chars(tool)
-        size += 2 * _LINE_CHARS
+            size += chars(tool)
+        size += 2 * LINE_CHARS
     return size
 
 
@@ -297,7 +297,7 @@ def _read_span(
         if role != assistant:
             read_always.append(index)
             ask = message.text
-            kept_chars += min(len(ask), text_limit) + _TEXT_CHARS
+            kept_chars += min(len(ask), text_limit) + TEXT_CHARS
             asks.append(ask)
             in_block = False
             continue
