@@ -31,7 +31,7 @@ from pydantic import ValidationError
 from forge_app.errors import CompactionFailed
 from forge_app.summary import earlier_summary
 from forge_app.summary._ask_bound import bound_asks
-from forge_app.summary._bounded import bounded_summary
+from forge_app.summary._bounded import NarrationBudget, bounded_summary
 from forge_app.summary._budget import (
     MIN_TEXT_LIMIT,
     drop_oldest_narration,
@@ -334,7 +334,10 @@ class Compactor:
             for message in earlier
             for block in ContextSummary.model_validate(message.summary_data).blocks
         ]
-        blocks.extend(bounded_summary(fresh, self._catalog, max_chars, text_limit).blocks)
+        # The narration cap of prepared_summary: what it is certain to drop is not built.
+        narration = NarrationBudget(self._transform.assistant_text, SUMMARY_NARRATION_BUDGET)
+        fresh_summary = bounded_summary(fresh, self._catalog, max_chars, text_limit, narration)
+        blocks.extend(fresh_summary.blocks)
         return ContextSummary.of_blocks(blocks)
 
     def _splice(

@@ -13,7 +13,8 @@ repeated ones were already ``repeated user asks``), so the fit draws a frame of 
 newest asks only and drops the same ones after them. It checks by one render that what
 it leaves is still over the limit even cut hardest (then the fit's result is the same:
 the fit of the whole summary would reach that cut too); otherwise the summary is given
-back as it was.
+back as it was. What the fit cuts, and in which order, it reads from the fit's own
+:mod:`~forge_app.summary._fit_cuts`.
 """
 
 from __future__ import annotations
@@ -21,16 +22,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from forge_app.summary._budget import MIN_TEXT_LIMIT, truncate_text
-from forge_app.summary._fit_summary import (
-    _TEXT_CHARS,
-    _asks_limited,
-    _candidates,
-    _user_texts,
+from forge_app.summary._fit_cuts import (
+    TEXT_CHARS,
+    asks_limited,
+    cuts_applied,
+    fit_candidates,
+    user_texts,
 )
-from forge_app.summary._omission import Position, without_items
 from forge_domain import Role
-from forge_domain.summary import ContextSummary, SummaryItem, TextItem
-from forge_domain.summary._summary import OmittedKind
+from forge_domain.summary import ContextSummary, TextItem
 
 __all__: list[str] = []  # internal: used by the compactor
 
@@ -44,7 +44,7 @@ def bound_asks(
     """``summary`` cut as :func:`fit_summary` would cut it anyway, without the oldest asks
     certain to be dropped (see the module); ``summary`` itself when none is certain."""
     reduced = cut_for(summary, KEPT_SHARE * max_chars)
-    if reduced is None or len(render(_asks_limited(reduced, MIN_TEXT_LIMIT))) <= max_chars:
+    if reduced is None or len(render(asks_limited(reduced, MIN_TEXT_LIMIT))) <= max_chars:
         return summary  # the fit might keep a dropped ask: leave the choice to it
     return reduced
 
@@ -55,7 +55,7 @@ def cut_for(summary: ContextSummary, kept_chars: float) -> ContextSummary | None
     counts them; None when no ask is older, or when the note would go elsewhere than the
     fit puts it (where the first dropped ask was: no other note, no assistant item dropped).
     Not checked: :func:`bound_asks` checks it by a render."""
-    said = list(_user_texts(summary))
+    said = list(user_texts(summary))
     last = {item.text: position for position, item in said}  # as _repeated_asks reads it
     asks = [(position, item.text) for position, item in said if last[item.text] == position]
     total = 0
@@ -63,24 +63,20 @@ def cut_for(summary: ContextSummary, kept_chars: float) -> ContextSummary | None
     for _, text in reversed(asks):  # newest first: the fit drops the oldest
         if total > kept_chars:
             break
-        total += len(truncate_text(text, MIN_TEXT_LIMIT)) + _TEXT_CHARS
+        total += len(truncate_text(text, MIN_TEXT_LIMIT)) + TEXT_CHARS
         kept += 1
     dropped = [position for position, _ in asks[: len(asks) - kept]]
     if not dropped:
         return None
-    drops: dict[Position, OmittedKind] = {}
-    replaced: dict[Position, SummaryItem] = {}
-    for position, _, change in _candidates(summary):
-        if isinstance(change, str):
-            drops[position] = change
-        else:
-            replaced[position] = change
+    candidates = fit_candidates(summary)
     has_note = any(
         isinstance(item, TextItem) and item.is_omission
         for block in summary.blocks
         for item in block.contents
     )
-    if not has_note and all(summary.blocks[b].role != Role.ASSISTANT for b, _ in drops):
+    if not has_note and all(
+        summary.blocks[b].role != Role.ASSISTANT or not isinstance(change, str)
+        for (b, _), _, change in candidates
+    ):
         return None
-    drops.update(dict.fromkeys(dropped, "ask"))
-    return without_items(summary, drops, replaced)
+    return cuts_applied(summary, candidates, dict.fromkeys(dropped, "ask"))

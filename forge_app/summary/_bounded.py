@@ -28,12 +28,12 @@ sharing an id is built as it is (None).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
-from forge_app.summary._budget import SHORT_COMMAND
+from forge_app.summary._budget import SHORT_COMMAND, narration_kept
 from forge_app.summary._build import REACH, with_last_error
-from forge_app.summary._fit_summary import _LINE_CHARS, _TEXT_CHARS, _chars
+from forge_app.summary._fit_cuts import LINE_CHARS, TEXT_CHARS, chars
 from forge_app.summary._omission import omission_note
 from forge_app.summary.transformers._keep_last_operation import operation_key
 from forge_domain import ContextMessage, Role, TextMessage, ToolResult
@@ -111,6 +111,17 @@ class _SpanReading:
 
 
 @dataclass(frozen=True, slots=True)
+class NarrationBudget:
+    """The cap on a summary's assistant texts that follows the build
+    (:func:`~forge_app.summary._budget.drop_oldest_narration` of the transformed texts)."""
+
+    final: Callable[[str], str]
+    """What the transformers make of an assistant text (its redaction, or the text)."""
+    budget: int
+    """Characters of assistant text kept."""
+
+
+@dataclass(frozen=True, slots=True)
 class _Decided:
     """What :func:`_planned` decides: the calls and assistant texts built (None: every
     text), each built call's ``earlier``, what is left out."""
@@ -148,13 +159,18 @@ class SpanPlan:
 
 
 def bounded_summary(
-    messages: Sequence[ContextMessage], catalog: ToolCatalog, max_chars: int, text_limit: int
+    messages: Sequence[ContextMessage],
+    catalog: ToolCatalog,
+    max_chars: int,
+    text_limit: int,
+    narration: NarrationBudget | None = None,
 ) -> ContextSummary:
     """:func:`~forge_app.summary._build.build_summary` of ``messages`` for a frame of
     ``max_chars``, built from what :func:`plan_span` selects (the whole span when it is
-    None)."""
+    None); ``narration``: the cap its caller puts on the assistant texts, which then builds
+    none of those it is certain to drop (see :func:`plan_span`)."""
     classifier = catalog.classifier()
-    plan = plan_span(messages, catalog, classifier, max_chars, text_limit)
+    plan = plan_span(messages, catalog, classifier, max_chars, text_limit, narration)
     if plan is None:
         summary = ContextSummary.from_messages(messages, catalog, classifier=classifier)
     else:
@@ -181,10 +197,10 @@ def _line_size(tools: Sequence[SummaryTool]) -> int:
     size = 0
     for tool in tools:
         if isinstance(tool, ShellTool):
-            size += min(len(tool.command), SHORT_COMMAND + 2) + _LINE_CHARS
+            size += min(len(tool.command), SHORT_COMMAND + 2) + LINE_CHARS
         else:
-            size += _chars(tool)
-        size += 2 * _LINE_CHARS
+            size += chars(tool)
+        size += 2 * LINE_CHARS
     return size
 
 
@@ -194,13 +210,23 @@ def plan_span(
     classifier: CallClassifier,
     max_chars: int,
     text_limit: int,
+    narration: NarrationBudget | None = None,
 ) -> SpanPlan | None:
     """What to build of ``messages`` for a frame of ``max_chars`` (see the module); None
-    when the span is to be built as it is."""
+    when the span is to be built as it is.
+
+    With ``narration`` (the cap the caller puts on the transformed assistant texts, cut to
+    ``text_limit``), the texts older than the newest one that cap drops are not built
+    (:func:`_narration_built`), counted in the note as the cap counts them."""
     reading = _read_span(messages, catalog, classifier, text_limit)
     if reading is None:
         return None
-    decided = _planned(reading, max_chars - reading.kept_chars)
+    narration_built = (
+        _narration_built(messages, reading, narration, text_limit)
+        if narration is not None
+        else None
+    )
+    decided = _planned(reading, max_chars - reading.kept_chars, narration_built)
     kept, kept_texts = decided.calls, decided.texts
     visit = set(reading.read_always)  # and every message that builds an item
     visit.update(reading.narrated if kept_texts is None else kept_texts)
@@ -271,7 +297,7 @@ def _read_span(
         if role != assistant:
             read_always.append(index)
             ask = message.text
-            kept_chars += min(len(ask), text_limit) + _TEXT_CHARS
+            kept_chars += min(len(ask), text_limit) + TEXT_CHARS
             asks.append(ask)
             in_block = False
             continue
@@ -345,8 +371,37 @@ def _read_span(
     )
 
 
-def _planned(reading: _SpanReading, room: int) -> _Decided:
-    """The plan, given the span's reading and the room left for plain lines."""
+def _narration_built(
+    messages: Sequence[ContextMessage],
+    reading: _SpanReading,
+    narration: NarrationBudget,
+    text_limit: int,
+) -> set[int] | None:
+    """The assistant texts (by message index) built when :func:`_planned` builds every text
+    but those ``narration`` is certain to drop: the newest texts it keeps, the newest one
+    it drops, and the oldest text; None when that leaves none out.
+
+    :func:`~forge_app.summary._budget.drop_oldest_narration` drops the oldest texts while
+    the rest is over its budget, so the texts older than the newest one it drops go
+    whatever they read (:func:`~forge_app.summary._budget.narration_certain_to_go`). The
+    newest one it drops and the oldest stay built, for it to drop: its omission note goes
+    where the oldest text was, and counts the plan's note (first in the first assistant
+    block: that text's block, as no call is older than it). None (all built) when a call
+    is older than the oldest text."""
+    narrated = reading.narrated  # newest first
+    if len(narrated) < 3 or (reading.indexes and min(reading.indexes) < narrated[-1]):
+        return None  # too few texts to leave one out, or a call before them
+    texts = (messages[index].text for index in narrated)
+    kept = narration_kept(texts, narration.final, text_limit, narration.budget)
+    if kept + 2 >= len(narrated):
+        return None  # none left out
+    return {*narrated[: kept + 1], narrated[-1]}
+
+
+def _planned(reading: _SpanReading, room: int, narration_built: set[int] | None = None) -> _Decided:
+    """The plan, given the span's reading, the room left for plain lines, and the
+    assistant texts built when every text would be (:func:`_narration_built`; None: every
+    one). The oldest text is one of them."""
     ids, blocks, keys, tools = reading.ids, reading.blocks, reading.keys, reading.tools
     texts, asks = reading.texts, reading.asks
     newest: dict[Hashable, int] = {}  # per plain key, the position of its newest call
@@ -377,15 +432,27 @@ def _planned(reading: _SpanReading, room: int) -> _Decided:
         kept.add(ids[position])
         filled[blocks[position]] = True
     kept_texts: set[int] | None = set() if drop_narration else None
+    narrated = reading.narrated
+    if kept_texts is None and narration_built is not None:
+        kept_texts = set(narration_built)
+        filled[max(b for b, text in enumerate(texts) if text is not None)] = True  # the oldest's
     # The user texts DedupeRole will see as one run: asks[start:run_end] (runs joined
     # across emptied blocks are neighbours in ``asks``, so a run is always one range).
-    run_end = len(asks)
+    # ``in_run`` holds asks[run_from:run_end], grown as the walk reaches newer asks (a set
+    # of the whole run per emptied block was quadratic in a chat whose every block goes).
+    run_end = run_from = len(asks)
+    in_run: set[str] = set()
     for block in range(len(texts) - 1, -1, -1):  # oldest first
         start, end = reading.asks_before(block - 1)  # the user texts newer than ``block``
         text = texts[block]
-        if filled[block] or (text is not None and kept_texts is None):
-            run_end = end
-        elif end in (start, run_end) or set(asks[end:run_end]).isdisjoint(asks[start:end]):
+        if filled[block] or (text is not None and (kept_texts is None or text in kept_texts)):
+            run_end = run_from = end
+            in_run = set()
+            continue
+        if end not in (start, run_end):
+            in_run.update(asks[end:run_from])
+            run_from = end
+        if end in (start, run_end) or in_run.isdisjoint(asks[start:end]):
             pass  # emptied: the runs join, and DedupeRole folds nothing more
         else:  # emptied, the joined run would fold an ask: the block keeps one item
             placeholder = first_call[block]
@@ -393,7 +460,8 @@ def _planned(reading: _SpanReading, room: int) -> _Decided:
                 kept.add(ids[placeholder])
             elif text is not None and kept_texts is not None:
                 kept_texts.add(text)
-            run_end = end
+            run_end = run_from = end
+            in_run = set()
     earlier: dict[str, int] = {}
     pending: dict[Hashable, int] = {}
     for position in range(len(ids) - 1, -1, -1):  # oldest first: left-out calls count on
@@ -411,7 +479,6 @@ def _planned(reading: _SpanReading, room: int) -> _Decided:
     for key, count in pending.items():
         kind = tools[newest[key]][0].kind
         omitted[kind] = omitted.get(kind, 0) + count
-    narrated = len(reading.narrated)
-    if kept_texts is not None and narrated > len(kept_texts):
-        omitted["narration"] = narrated - len(kept_texts)
+    if kept_texts is not None and len(narrated) > len(kept_texts):
+        omitted["narration"] = len(narrated) - len(kept_texts)
     return _Decided(kept, earlier, kept_texts, omitted)

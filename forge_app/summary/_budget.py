@@ -12,7 +12,7 @@ Fitting a whole rendered frame to a size is :func:`forge_app.summary._fit_summar
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import cast
 
 from forge_app.summary._omission import Position, without_items
@@ -165,18 +165,35 @@ def narration_certain_to_go(
     as they are (not redacted) by the steps before it: nothing between reads an assistant
     text (the transformers fold user texts, merge tool lines, strip paths from tool lines).
     """
-    limit = max(limit, MIN_TEXT_LIMIT)  # as limit_texts reads it
     narration = list(narration_texts(summary))
+    kept = narration_kept((item.text for _, item in reversed(narration)), final, limit, budget)
+    if kept == len(narration):
+        return []
+    index = len(narration) - 1 - kept  # the newest that goes: the older ones go too
+    going = {id(item): item for _, item in narration[:index]}
+    if going:  # an item object also standing where it stays is read there
+        going_at = {position for position, _ in narration[:index]}
+        for block_index, block in enumerate(summary.blocks):
+            for item_index, item in enumerate(block.contents):
+                if id(item) in going and (block_index, item_index) not in going_at:
+                    del going[id(item)]
+    return list(going.values())
+
+
+def narration_kept(
+    newest_first: Iterable[str], final: Callable[[str], str], limit: int, budget: int
+) -> int:
+    """How many of the assistant texts ``newest_first`` :func:`drop_oldest_narration`
+    keeps once they are transformed by ``final`` and cut to ``limit`` (as
+    :func:`limit_texts` cuts them): the longest run of newest texts whose final lengths
+    add up to ``budget`` at most. ``final`` is asked of those texts and of the newest
+    one that goes, no older one (the count of all the texts when none goes)."""
+    limit = max(limit, MIN_TEXT_LIMIT)  # as limit_texts reads it
     kept = 0
-    for index in range(len(narration) - 1, -1, -1):
-        kept += len(truncate_text(final(narration[index][1].text), limit))
-        if kept > budget:  # this one goes: so do the older ones, whatever they read
-            going = {id(item): item for _, item in narration[:index]}
-            if going:  # an item object also standing where it stays is read there
-                going_at = {position for position, _ in narration[:index]}
-                for block_index, block in enumerate(summary.blocks):
-                    for item_index, item in enumerate(block.contents):
-                        if id(item) in going and (block_index, item_index) not in going_at:
-                            del going[id(item)]
-            return list(going.values())
-    return []
+    total = 0
+    for text in newest_first:
+        total += len(truncate_text(final(text), limit))
+        if total > budget:
+            return kept
+        kept += 1
+    return kept

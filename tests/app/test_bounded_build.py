@@ -15,7 +15,8 @@ from forge_app.compaction._compactor import prepared_summary
 from forge_app.files._transcripts import parse_transcript
 from forge_app.summary._bounded import bounded_summary, plan_span
 from forge_app.summary._build import build_summary
-from forge_app.summary._fit_summary import _candidates, _shrunk, fit_summary
+from forge_app.summary._fit_cuts import fit_candidates
+from forge_app.summary._fit_summary import _shrunk, fit_summary
 from forge_app.summary._frame import SummaryFrame
 from forge_app.summary.transformers import SummaryTransformer
 from forge_domain import ContextMessage, Role, TextMessage, ToolCall, ToolResult
@@ -169,7 +170,7 @@ def test_fit_summary_leaves_out_no_ask_a_render_would_keep(max_chars: int) -> No
     fewer is over (the estimated search alone could stop anywhere in its 5% margin)."""
     summary = _asks_summary(60)
     _, text = fit_summary(summary, _FRAME.render, max_chars)
-    candidates = _candidates(summary)
+    candidates = fit_candidates(summary)
     cumulative = list(accumulate(size for _, size, _ in candidates))
     taken = next(
         n

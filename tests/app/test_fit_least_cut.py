@@ -18,9 +18,8 @@ from benchmarks.generator import generate_session
 from forge_app.compaction._compactor import prepared_summary
 from forge_app.files._transcripts import parse_transcript
 from forge_app.summary._build import build_summary
+from forge_app.summary._fit_cuts import Change, fit_candidates
 from forge_app.summary._fit_summary import (
-    Change,
-    _candidates,
     _is_fact_change,
     _least_fact_cut,
     _shrunk,
@@ -97,7 +96,7 @@ def test_least_fact_cut_is_the_bisection_s(
     or the first eighth), the search returns the frame the bisection returns."""
     summary, render = _SUMMARIES[fixture], _RENDERS[rendering]
     max_chars = int(len(render(summary)) * share)
-    candidates = _candidates(summary)
+    candidates = fit_candidates(summary)
     cumulative = list(accumulate(size for _, size, _ in candidates))
     every = _shrunk(summary, candidates, cumulative[-1])[0]
     low = len(candidates) // over_at + 1 if over_at else 0

@@ -16,12 +16,8 @@ from forge_app.summary._budget import (
     limit_texts,
     truncate_text,
 )
-from forge_app.summary._fit_summary import (
-    SHORT_EVIDENCE,
-    _short_command,
-    _short_evidence,
-    fit_summary,
-)
+from forge_app.summary._fit_cuts import SHORT_EVIDENCE, short_command, short_evidence
+from forge_app.summary._fit_summary import fit_summary
 from forge_app.summary._frame import SummaryFrame
 from forge_app.summary._omission import omission_note
 from forge_domain import Role
@@ -386,13 +382,13 @@ def _tally(summary: ContextSummary) -> Counter[str]:
     return tally
 
 
-def _user_texts(summary: ContextSummary) -> list[str]:
+def user_texts(summary: ContextSummary) -> list[str]:
     return [item.text for role, item in _entries(summary) if role == Role.USER]
 
 
 def _asks(summary: ContextSummary) -> list[str]:
     """The distinct asks (``ask N``), oldest last saying first."""
-    last = {text.split(":")[0]: index for index, text in enumerate(_user_texts(summary))}
+    last = {text.split(":")[0]: index for index, text in enumerate(user_texts(summary))}
     return sorted(last, key=last.__getitem__)
 
 
@@ -404,7 +400,7 @@ def _changes(summary: ContextSummary) -> list[ToolCallItem]:
     return [i for i in _lines(summary) if i.tool.kind in {"file_update", "file_remove", "undo"}]
 
 
-def _shows_error(item: ToolCallItem) -> bool:
+def shows_error(item: ToolCallItem) -> bool:
     return not item.is_success or item.evidence is not None
 
 
@@ -424,7 +420,7 @@ def _key(item: ToolCallItem) -> tuple[str, str, int, bool]:
 def _is_exhausted(summary: ContextSummary) -> bool:
     """Nothing left that the budget may drop or cut further."""
     kept = _changes(summary) + _last_errors(summary)
-    return not _user_texts(summary) and all(
+    return not user_texts(summary) and all(
         _is_note(item) or item in kept for _, item in _entries(summary)
     )
 
@@ -461,8 +457,7 @@ def test_fit_summary_drops_asks_only_the_oldest_and_only_when_cut_ones_do_not_fi
     fitted, _ = fit_summary(summary, FRAME.render, max_chars)
     asks, kept = _asks(summary), _asks(fitted)
     at_minimum = all(
-        len(text) <= len(truncate_text("x" * 10_000, MIN_TEXT_LIMIT))
-        for text in _user_texts(fitted)
+        len(text) <= len(truncate_text("x" * 10_000, MIN_TEXT_LIMIT)) for text in user_texts(fitted)
     )
     actual = (kept == asks[len(asks) - len(kept) :], kept == asks or at_minimum)
     assert actual == (True, True)
@@ -479,13 +474,13 @@ def _narration(summary: ContextSummary) -> list[SummaryItem]:
 def _details(summary: ContextSummary) -> list[tuple[str, str, int, bool]]:
     """Lines that changed no file and showed no error."""
     changes = _changes(summary)
-    return [_key(i) for i in _lines(summary) if i not in changes and not _shows_error(i)]
+    return [_key(i) for i in _lines(summary) if i not in changes and not shows_error(i)]
 
 
 def _old_errors(summary: ContextSummary) -> list[tuple[str, str, int, bool]]:
     """Lines that changed no file and showed an error, but the last errors."""
     skip = _changes(summary) + _last_errors(summary)
-    return [_key(i) for i in _lines(summary) if i not in skip and _shows_error(i)]
+    return [_key(i) for i in _lines(summary) if i not in skip and shows_error(i)]
 
 
 def _is_suffix(kept: list[object], of: list[object]) -> bool:
@@ -500,7 +495,7 @@ def test_fit_summary_drops_the_oldest_first_narration_then_lines_then_errors_the
     fitted, _ = fit_summary(summary, FRAME.render, max_chars)
     narration, details = _narration(fitted), _details(fitted)
     errors = [key for key in _old_errors(fitted) if key in _old_errors(summary)]
-    cut = any(text.endswith(" chars]") for text in _user_texts(fitted))
+    cut = any(text.endswith(" chars]") for text in user_texts(fitted))
     actual = (
         _is_suffix(narration, _narration(summary)),
         _is_suffix(details, _details(summary)),
@@ -535,7 +530,7 @@ SHORT_EVIDENCE_CASES = [
     ids=[c[0] for c in SHORT_EVIDENCE_CASES],
 )
 def test_short_evidence_keeps_the_error_line_of_every_failure(evidence, expected):
-    actual = _short_evidence(_failed("pytest", evidence)).evidence
+    actual = short_evidence(_failed("pytest", evidence)).evidence
 
     assert actual == expected
 
@@ -543,6 +538,6 @@ def test_short_evidence_keeps_the_error_line_of_every_failure(evidence, expected
 def test_short_command_folds_white_space_before_cutting():
     command = "cd /testbed && sed -i '935a\\" + " " * 40 + "# Use pk from related object' x.py"
 
-    actual = _short_command(_failed(command, None)).tool.command
+    actual = short_command(_failed(command, None)).tool.command
 
     assert actual == " ".join(command.split())[:SHORT_COMMAND].rstrip() + " …"

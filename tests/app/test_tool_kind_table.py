@@ -13,7 +13,7 @@ from typing import Literal
 import pytest
 
 from forge_app.compaction._pruning import _TARGET_KEYS, _target_keys
-from forge_app.summary._fit_summary import _KEPT_KINDS
+from forge_app.summary._fit_cuts import KEPT_KINDS
 from forge_app.summary._frame import SummaryFrame
 from forge_app.summary._omission import _NOUNS
 from forge_app.summary.transformers._keep_last_operation import _key_of, operation_key
@@ -51,7 +51,7 @@ def test_every_kind_gets_its_app_behaviour_from_its_row(row):
         _frame_line(tool).startswith(f"**{row.label}"),
         operation_key(tool),
         set(string_args) <= set(_TARGET_KEYS),
-        row.kind in _KEPT_KINDS,
+        row.kind in KEPT_KINDS,
         row.kind in _NOUNS,
     )
     expected = (
