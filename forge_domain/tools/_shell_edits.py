@@ -368,7 +368,7 @@ def _may_change_files(command: str) -> bool:
     with its quotes and backslashes taken out (a word's text is its characters without
     them), nor a command substitution (``$(…)``, which a word's text leaves out, joining
     the letters around it): it changes no file."""
-    if "$(" in command or ">" in _SILENT_REDIRECT.sub("", command):
+    if "$(" in command or (">" in command and ">" in _SILENT_REDIRECT.sub("", command)):
         return True
     bare = command.replace("'", "").replace('"', "").replace("\\", "")
     if "python" in bare and ("open(" in bare or ".write_" in bare):
