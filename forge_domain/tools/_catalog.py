@@ -180,6 +180,8 @@ class _NameRule:
     pure: bool
     """True when a call's tools depend on its name and arguments only (no spec reads the
     output or the todo list), so identical calls can share one classification."""
+    seen: dict[str, tuple[SummaryTool, ...]]
+    """When ``pure``: the tools of the calls classified so far, by arguments text."""
 
 
 class CallClassifier:
@@ -189,14 +191,12 @@ class CallClassifier:
     entry of each distinct name is looked up, and its specs prepared, once here.
     """
 
-    __slots__ = ("_catalog", "_rules", "_seen")
+    __slots__ = ("_catalog", "_rules")
 
     def __init__(self, catalog: ToolCatalog) -> None:
         """Classify with ``catalog``."""
         self._catalog = catalog
         self._rules: dict[str, _NameRule] = {}
-        self._seen: dict[tuple[str, str], tuple[SummaryTool, ...]] = {}
-        """Tools of the pure calls classified so far, by name and arguments text."""
 
     def _rule(self, name: str) -> _NameRule:
         rule = self._rules.get(name)
@@ -206,7 +206,7 @@ class CallClassifier:
             )
             writes = any(compiled.spec.kind == "todo_write" for compiled in specs)
             pure = not writes and all(c.spec.path_from_output is None for c in specs)
-            rule = self._rules[name] = _NameRule(specs, writes, is_mcp_name(name), pure)
+            rule = self._rules[name] = _NameRule(specs, writes, is_mcp_name(name), pure, {})
         return rule
 
     def is_pure(self, name: str) -> bool:
@@ -227,10 +227,10 @@ class CallClassifier:
         rule = self._rule(call.name)
         if not rule.pure:
             return self._classify(rule, call, output, todos)
-        key = (call.name, call.arguments)
-        tools = self._seen.get(key)
+        arguments = call.arguments
+        tools = rule.seen.get(arguments)
         if tools is None:
-            tools = self._seen[key] = self._classify(rule, call, output, todos)
+            tools = rule.seen[arguments] = self._classify(rule, call, output, todos)
         return tools
 
     def _classify(

@@ -14,6 +14,8 @@ import shlex
 from collections.abc import Callable, Sequence
 from typing import assert_never, cast
 
+from pydantic_core import from_json
+
 from forge_domain._errors import InvalidArguments
 from forge_domain._json import JsonObject, JsonValue
 from forge_domain._messages import ToolCall
@@ -81,6 +83,8 @@ def _excerpt(text: str) -> str:
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 """Compact JSON, as ``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``."""
+_dumps_text: Callable[[str], str] = json.encoder.encode_basestring
+""":data:`_dumps` of a string (what that encoder calls for one), without its dispatch."""
 
 
 def _json_head(value: JsonValue, limit: int) -> str:
@@ -98,9 +102,11 @@ def _json_head(value: JsonValue, limit: int) -> str:
     for key, item in value.items():
         if length > limit:
             return "".join(pieces)
-        if isinstance(item, str) and len(item) > limit:
-            item = item[:limit]
-        piece = ("," if length > 1 else "") + _dumps(key) + ":" + _dumps(item)
+        if isinstance(item, str):
+            text = _dumps_text(item[:limit] if len(item) > limit else item)
+        else:
+            text = _dumps(item)
+        piece = ("," if length > 1 else "") + _dumps_text(key) + ":" + text
         pieces.append(piece)
         length += len(piece)
     pieces.append("}")
@@ -112,11 +118,13 @@ _Build = Callable[[ToolCall, JsonObject, "str | None", Sequence[Todo]], tuple[Su
 
 
 def _arguments(call: ToolCall) -> JsonObject | None:
+    """:attr:`ToolCall.parsed_arguments` when they are a JSON object, else None (parsed
+    here: a summary reads thousands of calls, and the property's error is not needed)."""
     try:
-        value = call.parsed_arguments
-    except InvalidArguments:
+        value = from_json(call.arguments)
+    except ValueError:
         return None
-    return value if isinstance(value, dict) else None
+    return cast(JsonObject, value) if isinstance(value, dict) else None
 
 
 def _builder(spec: ToolSpec) -> _Build:
@@ -214,7 +222,11 @@ def _path_in_output(spec: ToolSpec, output: str | None) -> str | None:
 
 def _shell(spec: ToolSpec, arguments: JsonObject) -> tuple[SummaryTool, ...]:
     """A shell call's command line, then the files it writes or removes (if it says)."""
-    cwd = next((v for n in ("cwd", "workdir") if isinstance(v := arguments.get(n), str)), "")
+    cwd = arguments.get("cwd")
+    if not isinstance(cwd, str):
+        cwd = arguments.get("workdir")
+        if not isinstance(cwd, str):
+            cwd = ""
     for name in spec.resource_args:
         value = arguments.get(name)
         if isinstance(value, str):

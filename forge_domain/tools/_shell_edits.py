@@ -142,17 +142,19 @@ class _Lexer:
         return True
 
     def _read_heredocs(self) -> None:
+        """Each pending here-document's body: the lines from here to the first that is its
+        delimiter (after its leading tabs, for ``<<-``), or to the end of the text."""
+        text = self.text
         for delimiter, strip_tabs, command in self.heredocs:
-            lines: list[str] = []
-            while self.at < len(self.text):
-                end = self.text.find("\n", self.at)
-                end = len(self.text) if end < 0 else end
-                line = self.text[self.at : end]
+            found = _delimiter_line(text, self.at, delimiter, strip_tabs)
+            if found is None:  # every line left is the body
+                body = text[self.at :]
+                command.inputs.append(body[:-1] if body.endswith("\n") else body)
+                self.at = max(self.at, len(text))
+            else:
+                start, end = found
+                command.inputs.append(text[self.at : start - 1] if start > self.at else "")
                 self.at = end + 1
-                if (line.lstrip("\t") if strip_tabs else line) == delimiter:
-                    break
-                lines.append(line)
-            command.inputs.append("\n".join(lines))
         self.heredocs = []
 
     def _word(self) -> _Word:
@@ -198,6 +200,19 @@ class _Lexer:
                 at += 1
         self.at = at
         return _Word("".join(parts), literal)
+
+
+def _delimiter_line(text: str, at: int, delimiter: str, strip_tabs: bool) -> tuple[int, int] | None:
+    """Where the first line from ``at`` (a line's start) that is ``delimiter`` (once its
+    leading tabs are stripped, with ``strip_tabs``) starts and ends (at its newline or the
+    text's end); None when no line is."""
+    if "\n" in delimiter or (strip_tabs and delimiter.startswith("\t")):
+        return None  # a line has no newline, and no leading tab once stripped
+    tabs = "\t*" if strip_tabs else ""
+    match = re.compile(f"^{tabs}{re.escape(delimiter)}$", re.MULTILINE).search(text, at)
+    if match is None or match.start() >= len(text):  # (an empty line after the last one)
+        return None
+    return match.start(), match.end()
 
 
 def _balanced(text: str, at: int) -> int:
@@ -349,14 +364,17 @@ def _command_changes(command: _Simple, context: _Context) -> Iterator[tuple[str,
         yield from changes or [("file_update", UNKNOWN_PATH)]
 
 
-_WRITING_PROGRAM = re.compile(
-    r"(?:^|[ \t\n;&|()<>/])(sed|perl|tee|touch|rm|cp|mv|patch|git)(?=[ \t\n;&|()<>]|$)"
-)
-"""A word (or a path's last part) naming a program :func:`_command_changes` reads changes
-from, Python aside (it writes only where its code holds ``open(`` or ``.write_``)."""
+_WRITING_PROGRAM = re.compile(r"(?:sed|perl|tee|touch|rm|cp|mv|patch|git)(?=[ \t\n;&|()<>]|$)")
+"""A program :func:`_command_changes` reads changes from, Python aside (it writes only
+where its code holds ``open(`` or ``.write_``), when it is a word or a path's last part:
+at the text's start or after one of :data:`_BEFORE_PROGRAM` (checked apart: the search
+then skips ahead to the letters a name starts with, several times faster on a long text)."""
+_BEFORE_PROGRAM = frozenset(" \t\n;&|()<>/")
 _IN_PLACE_OPTION = re.compile(r"-[^ \t\n;&|()<>]*i")
 """An option word holding an ``i``: ``sed`` and ``perl`` change files only with one."""
-_SILENT_REDIRECT = re.compile(r">&|(?:&>>?|>>?)[ \t]*/dev/null(?=[ \t\n;&|()<>]|$)")
+_SILENT_REDIRECT = re.compile(
+    r">&|&>>?[ \t]*/dev/null(?=[ \t\n;&|()<>]|$)|>>?[ \t]*/dev/null(?=[ \t\n;&|()<>]|$)"
+)
 """``2>&1``, ``> /dev/null``: redirections that never name a file changed (``>&`` is not
 read as a writer, ``/dev/`` is never a change)."""
 
@@ -368,12 +386,16 @@ def _may_change_files(command: str) -> bool:
     with its quotes and backslashes taken out (a word's text is its characters without
     them), nor a command substitution (``$(…)``, which a word's text leaves out, joining
     the letters around it): it changes no file."""
-    if "$(" in command or ">" in _SILENT_REDIRECT.sub("", command):
+    if "$(" in command or (">" in command and ">" in _SILENT_REDIRECT.sub("", command)):
         return True
     bare = command.replace("'", "").replace('"', "").replace("\\", "")
     if "python" in bare and ("open(" in bare or ".write_" in bare):
         return True
-    programs = {match.group(1) for match in _WRITING_PROGRAM.finditer(bare)}
+    programs = {
+        match.group()
+        for match in _WRITING_PROGRAM.finditer(bare)
+        if (start := match.start()) == 0 or bare[start - 1] in _BEFORE_PROGRAM
+    }
     if not programs <= {"sed", "perl"}:
         return True
     return bool(programs) and _IN_PLACE_OPTION.search(bare) is not None

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from forge_domain.tools import UNKNOWN_PATH, shell_file_changes
-from forge_domain.tools._shell_edits import _lexed_changes, _may_change_files
+from forge_domain.tools._shell_edits import _lexed_changes, _Lexer, _may_change_files
 
 U, R = "file_update", "file_remove"
 
@@ -150,3 +150,49 @@ _PIECES = (
 def test_a_command_the_pre_check_passes_over_changes_no_file(command):
     """``_may_change_files`` is False only where reading the words finds no change."""
     assert _may_change_files(command) or _lexed_changes(command, "/w") == ()
+
+
+HEREDOCS = [
+    ("body-then-delimiter", "cat > a <<EOF\none\ntwo\nEOF\necho x", ["one\ntwo"]),
+    ("empty-body", "cat > a <<EOF\nEOF\n", [""]),
+    ("delimiter-at-the-end-without-newline", "cat > a <<EOF\none\nEOF", ["one"]),
+    ("no-delimiter-reads-to-the-end", "cat > a <<EOF\none\ntwo\n", ["one\ntwo"]),
+    ("no-delimiter-keeps-an-empty-last-line", "cat > a <<EOF\none\n\n", ["one\n"]),
+    ("delimiter-inside-a-line-is-not-one", "cat > a <<EOF\nEOF x\n EOF\nEOF\n", ["EOF x\n EOF"]),
+    ("tabs-stripped-with-a-dash", "cat > a <<-EOF\n\tone\n\t\tEOF\nls", ["\tone"]),
+    ("tabs-not-stripped-without-a-dash", "cat > a <<EOF\n\tEOF\nEOF\n", ["\tEOF"]),
+    ("two-here-documents", "cat <<A > a; cat <<B > b\n1\nA\n2\nB\n", ["1", "2"]),
+    ("quoted-delimiter", "cat > a << 'E.F'\nEOF\nExF\nE.F\n", ["EOF\nExF"]),
+    ("empty-delimiter", "cat > a << ''\none\n\ntwo\n", ["one"]),
+    ("empty-delimiter-never-after-the-last-line", "cat > a << ''\none\n", ["one"]),
+    ("delimiter-with-a-newline-never-ends", "cat > a << 'E\nF'\nE\nF\n", ["E\nF"]),
+    ("dash-delimiter-with-a-leading-tab-never-ends", "cat > a <<-'\tE'\n\tE\nE\n", ["\tE\nE"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "bodies"), [c[1:] for c in HEREDOCS], ids=[c[0] for c in HEREDOCS]
+)
+def test_a_here_document_is_the_lines_before_its_delimiter(command, bodies):
+    simples = _Lexer(command).run()
+    assert [body for simple in simples for body in simple.inputs] == bodies
+
+
+PROGRAM_WORDS = [
+    ("a-word", "rm a.py", True),
+    ("a-path", "/bin/rm a.py", True),
+    ("after-a-separator", "ls;rm a.py", True),
+    ("inside-a-word", "farm a.py", False),
+    ("a-prefix-of-a-word", "git-log x", False),
+    ("a-later-word", "ls x && cp a b", True),
+    ("after-a-rejected-name", "xgit git x", True),
+    ("sed-without-in-place", "sed -n 1p a.py", False),
+    ("sed-in-place", "sed -i 1d a.py", True),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "may_change"), [c[1:] for c in PROGRAM_WORDS], ids=[c[0] for c in PROGRAM_WORDS]
+)
+def test_the_pre_check_finds_writing_programs_as_words_only(command, may_change):
+    assert _may_change_files(command) is may_change
