@@ -109,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
             was = "also before" if old.get(key, {}).get("stopped") else "not before"
             print(f"STOPPED {key} ({was}): {row['stopped']}")
     lower = sum(line.startswith("LOWER") for line in found)
-    print(f"{len(old)} rows compared, {lower} fact counts lower, {len(found) - lower} other problems")
+    others = len(found) - lower
+    print(f"{len(old)} rows compared, {lower} fact counts lower, {others} other problems")
     return 1 if found else 0
 
 
