@@ -17,7 +17,7 @@ import json
 import os
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Protocol, TypeGuard, cast, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -58,16 +58,15 @@ def _provider_form(message: ContextMessage) -> JsonObject:
     return {k: v for k, v in wire.items() if k not in NON_STANDARD_KEYS}
 
 
-_CONTAINERS = (dict, list)
-
-
-def _thawed(value: object) -> object:
-    """``value`` with a new copy of every dict and list in it (the rest is immutable)."""
-    if isinstance(value, dict):
-        return {k: _thawed(v) if isinstance(v, _CONTAINERS) else v for k, v in value.items()}
-    if isinstance(value, list):
-        return [_thawed(v) if isinstance(v, _CONTAINERS) else v for v in value]
-    return value
+def _thawed(value: Any) -> Any:
+    """A copy of ``value`` (a dict or a list) with a new copy of every dict and list in it
+    (JSON's own types; the rest, str, numbers, bool and None, is immutable and shared)."""
+    out = value.copy()
+    pairs = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in pairs:
+        if item.__class__ is dict or item.__class__ is list:
+            out[key] = _thawed(item)
+    return out
 
 
 class _Form:
@@ -78,13 +77,13 @@ class _Form:
     def __init__(self, message: ContextMessage) -> None:
         self.message = weakref.ref(message)
         self.form = _provider_form(message)
-        self.nested = any(isinstance(v, _CONTAINERS) for v in self.form.values())
+        self.nested = any(v.__class__ is dict or v.__class__ is list for v in self.form.values())
         """Whether a value is a dict or a list (tool calls, content parts, reasoning)."""
 
     def copy(self) -> JsonObject:
         """A copy no reader can change the remembered form through: every dict and list
         in it is new (a message of plain text is a one-level copy)."""
-        return cast("JsonObject", _thawed(self.form)) if self.nested else dict(self.form)
+        return cast("JsonObject", _thawed(self.form)) if self.nested else self.form.copy()
 
 
 class _ProviderForms:
