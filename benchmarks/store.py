@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
-import platform
 import shutil
 import statistics
 import tempfile
@@ -35,16 +34,12 @@ import anyio
 import structlog
 
 from benchmarks.generator import generate_session
+from benchmarks.store_common import fresh_database, machine, p95, postgres_server
 from forge_app.files import default_agent
 from forge_app.runtime import Orchestrator, Replay
 from forge_app.store import ArchivingEngine, ConversationRecorder, open_store
 from forge_domain import Context
-from tests.app.store.postgres_server import URL_ENV, start, stop
-
-
-def _p95(values: list[float]) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+from tests.app.store.postgres_server import URL_ENV
 
 
 class _Timers:
@@ -117,7 +112,7 @@ def measure(raw: list[dict[str, object]], window: int, url: str | None) -> dict[
 
 def _row(name: str, values: list[float]) -> str:
     ms = [v * 1000 for v in values]
-    return f"| {name} | {len(ms)} | {statistics.median(ms):.2f} | {_p95(ms):.2f} | {max(ms):.2f} |"
+    return f"| {name} | {len(ms)} | {statistics.median(ms):.2f} | {p95(ms):.2f} | {max(ms):.2f} |"
 
 
 def main() -> None:
@@ -131,38 +126,21 @@ def main() -> None:
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(40))
     raw = generate_session(args.messages, seed=args.seed)
     workdir = Path(tempfile.mkdtemp(prefix="forge-store-bench-"))
-    pg_dir = None
-    postgres = args.postgres
-    if postgres is None:
-        pg_dir = Path(tempfile.mkdtemp(prefix="forge-pg-bench-"))
-        postgres = start(pg_dir)
     try:
-        import psycopg
-
-        runs: dict[str, list[dict[str, Any]]] = {"none": [], "sqlite": [], "postgresql": []}
-        for run in range(args.runs):  # interleaved, so that a busy moment hits every setup
-            runs["none"].append(measure(raw, args.window, None))
-            runs["sqlite"].append(
-                measure(raw, args.window, f"sqlite:///{workdir / f'bench-{run}.db'}")
-            )
-            db = f"forge_bench_{os.getpid()}_{run}"
-            with psycopg.connect(postgres, autocommit=True) as connection:
-                connection.execute(f'DROP DATABASE IF EXISTS "{db}"')
-                connection.execute(f'CREATE DATABASE "{db}"')
-            runs["postgresql"].append(
-                measure(raw, args.window, postgres.rsplit("/", 1)[0] + f"/{db}")
-            )
-        baseline = min(runs.pop("none"), key=lambda r: r["wall"])
-        results = {name: min(found, key=lambda r: r["wall"]) for name, found in runs.items()}
+        with postgres_server(args.postgres) as postgres:
+            runs: dict[str, list[dict[str, Any]]] = {"none": [], "sqlite": [], "postgresql": []}
+            for run in range(args.runs):  # interleaved, so that a busy moment hits every setup
+                runs["none"].append(measure(raw, args.window, None))
+                runs["sqlite"].append(
+                    measure(raw, args.window, f"sqlite:///{workdir / f'bench-{run}.db'}")
+                )
+                database = fresh_database(postgres, f"forge_bench_{os.getpid()}_{run}")
+                runs["postgresql"].append(measure(raw, args.window, database))
     finally:
-        if pg_dir is not None:
-            stop(pg_dir)
-            shutil.rmtree(pg_dir, ignore_errors=True)
         shutil.rmtree(workdir, ignore_errors=True)
-    print(
-        f"machine: {platform.platform()}, Python {platform.python_version()}, "
-        f"{os.cpu_count()} cores"
-    )
+    baseline = min(runs.pop("none"), key=lambda r: r["wall"])
+    results = {name: min(found, key=lambda r: r["wall"]) for name, found in runs.items()}
+    print(machine())
     print(
         f"session: {args.messages:,} generated messages (seed {args.seed}), window "
         f"{args.window:,} tokens; best of {args.runs} replay(s) per database\n"

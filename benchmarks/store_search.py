@@ -40,6 +40,7 @@ import anyio
 import psycopg
 import structlog
 
+from benchmarks.store_common import fresh_database, p95
 from forge_app.files import default_agent
 from forge_app.runtime import Replay
 from forge_app.store import SessionStore, open_store
@@ -252,17 +253,13 @@ def latency(url: str, runs: int) -> dict[str, Any]:
     ordered = sorted(samples)
     return {
         "median_ms": statistics.median(ordered),
-        "p95_ms": ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))],
+        "p95_ms": p95(ordered),
         "per_query_median_ms": per_query,
     }
 
 
 def _postgres(args: argparse.Namespace, pg_dir: Path) -> str:
-    server = args.postgres or start(pg_dir)
-    name = f"forge_bench_{os.getpid()}"
-    with psycopg.connect(server, autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
-    return server.rsplit("/", 1)[0] + f"/{name}"
+    return fresh_database(args.postgres or start(pg_dir), f"forge_bench_{os.getpid()}")
 
 
 def main() -> None:

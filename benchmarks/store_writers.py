@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import shutil
 import statistics
 import tempfile
@@ -33,9 +32,10 @@ from pathlib import Path
 import structlog
 
 from benchmarks.generator import generate_session
+from benchmarks.store_common import fresh_database, machine, p95, postgres_server
 from forge_app.store import ConversationRecorder, SessionStore, open_store
 from forge_domain import Context, TextMessage, ToolResult
-from tests.app.store.postgres_server import URL_ENV, start, stop
+from tests.app.store.postgres_server import URL_ENV
 
 
 def _sample(
@@ -63,9 +63,7 @@ def _boundary(context: Context, index: int) -> int:
 
 
 def _stats(values: list[float]) -> str:
-    ordered = sorted(values)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return f"{len(values)} | {statistics.median(values):.2f} | {p95:.2f}"
+    return f"{len(values)} | {statistics.median(values):.2f} | {p95(values):.2f}"
 
 
 def measure(url: str, context: Context, samples: int, cases: list[str]) -> dict[str, list[float]]:
@@ -92,32 +90,17 @@ def main() -> None:
     context = Context(whole[: _boundary(whole, args.messages)])
     cases = ["in step"] if args.in_step_only else ["in step", "stale"]
     workdir = Path(tempfile.mkdtemp(prefix="forge-writers-bench-"))
-    pg_dir = None
-    postgres = args.postgres
-    if postgres is None:
-        pg_dir = Path(tempfile.mkdtemp(prefix="forge-pg-bench-"))
-        postgres = start(pg_dir)
     try:
-        import psycopg
-
-        db = f"forge_writers_{os.getpid()}"
-        with psycopg.connect(postgres, autocommit=True) as connection:
-            connection.execute(f'CREATE DATABASE "{db}"')
-        results = {
-            "SQLite": measure(f"sqlite:///{workdir / 'bench.db'}", context, args.samples, cases),
-            "PostgreSQL": measure(
-                postgres.rsplit("/", 1)[0] + f"/{db}", context, args.samples, cases
-            ),
-        }
+        with postgres_server(args.postgres) as postgres:
+            database = fresh_database(postgres, f"forge_writers_{os.getpid()}")
+            sqlite = f"sqlite:///{workdir / 'bench.db'}"
+            results = {
+                "SQLite": measure(sqlite, context, args.samples, cases),
+                "PostgreSQL": measure(database, context, args.samples, cases),
+            }
     finally:
-        if pg_dir is not None:
-            stop(pg_dir)
-            shutil.rmtree(pg_dir, ignore_errors=True)
         shutil.rmtree(workdir, ignore_errors=True)
-    print(
-        f"machine: {platform.platform()}, Python {platform.python_version()}, "
-        f"{os.cpu_count()} cores; {len(context)} messages per conversation\n"
-    )
+    print(f"{machine()}; {len(context)} messages per conversation\n")
     print("| database | compaction | n | median ms | p95 ms |")
     print("|---|---|---|---|---|")
     for name, found in results.items():

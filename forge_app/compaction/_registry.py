@@ -59,12 +59,14 @@ def _tiered(inner: EngineFactory) -> EngineFactory:
     return build
 
 
-BUILT_IN: Mapping[str, EngineFactory] = {
-    "frame": _tiered(FrameEngine),
-    "llm": _tiered(LLMEngine),
+_BUILT_IN_CLASSES: Mapping[str, type[ContextEngine]] = {
+    engine.name: engine for engine in (FrameEngine, LLMEngine)
 }
-"""The engines that ship with forge-compact."""
-assert tuple(BUILT_IN) == BUILT_IN_ENGINES  # the CLI's trigger check reads the names there
+BUILT_IN: Mapping[str, EngineFactory] = {
+    name: _tiered(_BUILT_IN_CLASSES[name]) for name in BUILT_IN_ENGINES
+}
+"""The engines that ship with forge-compact, by the names of ``BUILT_IN_ENGINES`` (which the
+CLI reads without importing the engines), each the engine class of that ``name``."""
 
 
 def _accepted(factory: EngineFactory, options: Mapping[str, object]) -> dict[str, object]:

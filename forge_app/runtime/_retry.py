@@ -6,6 +6,8 @@ which ``forge-compact run --help`` reads without importing pydantic (start-up ti
 
 from __future__ import annotations
 
+import random
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from forge_app.runtime._defaults import TURN_DEADLINE
@@ -25,3 +27,10 @@ class RetryPolicy(BaseModel):
     deadline: float = Field(default=TURN_DEADLINE, gt=0.0)
     """Seconds one turn's provider call may take in total, every attempt and wait
     included (a provider that hangs or trickles its answer costs no more)."""
+
+    def wait(self, attempt: int) -> float:
+        """Seconds to wait after the failed call number ``attempt`` (1-based): exponential
+        backoff with full jitter, uniform between 0 and ``initial_delay * 2 ** (attempt - 1)``
+        capped at ``max_delay``."""
+        ceiling = min(self.max_delay, self.initial_delay * 2.0 ** min(attempt - 1, 1000))
+        return random.uniform(0.0, ceiling)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -11,39 +10,19 @@ import anyio
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from forge_app.cli import _streamed_table
-from forge_app.cli import console as console_module
 from forge_app.cli._streamed_table import Cell, print_table_streamed
 from forge_app.cli.replay import print_timeline, replay_turns, timeline_table
 from forge_app.files import Transcript
 from forge_app.files._agents import load_agent
 from forge_app.runtime._turn_log import TurnLog, TurnRecord
 from forge_domain import Context
+from tests.app.captured_console import printed_and_streamed, stream_in_few_lines, written
 
 DEMO = Path(__file__).parents[2] / "forge_app" / "demo"
-
-
-def _console(color: bool, width: int) -> Console:
-    return Console(
-        file=io.StringIO(),
-        width=width,
-        force_terminal=color,
-        color_system="truecolor" if color else None,
-        highlight=False,
-        soft_wrap=False,
-        markup=False,
-        emoji=False,
-    )
-
-
-def _written(console: Console) -> str:
-    file = console.file
-    assert isinstance(file, io.StringIO)
-    return file.getvalue()
 
 
 def _demo_turns() -> TurnLog:
@@ -75,27 +54,27 @@ class _Counted:
 @pytest.mark.parametrize("color", [False, True], ids=["plain", "color"])
 def test_print_timeline_writes_what_print_writes(monkeypatch, color, width):
     counted = _Counted(monkeypatch)
-    monkeypatch.setattr(console_module, "STREAMED_LINES", 7)
+    stream_in_few_lines(monkeypatch)
     turns = DEMO_TURNS
-    printed, streamed = _console(color, width), _console(color, width)
+    printed, streamed = printed_and_streamed(color=color, width=width)
 
     printed.print(timeline_table(turns, 7000, "replay of the demo session"))
     print_timeline(streamed, turns, 7000, "replay of the demo session")
 
     with_compactions = sum(1 for t in turns if t.compactions)
     # rich renders the rows with a compaction, the first plain row and the last one
-    assert (_written(streamed), with_compactions > 1, counted.rendered) == (
-        _written(printed),
+    assert (written(streamed), with_compactions > 1, counted.rendered) == (
+        written(printed),
         True,
         with_compactions + 2,
     )
 
 
 def test_print_timeline_of_no_turn_writes_what_print_writes():
-    printed, streamed = _console(False, 80), _console(False, 80)
+    printed, streamed = printed_and_streamed(color=False, width=80)
     printed.print(timeline_table(TurnLog(), 100, "empty"))
     print_timeline(streamed, TurnLog(), 100, "empty")
-    assert _written(streamed) == _written(printed)
+    assert written(streamed) == written(printed)
 
 
 _WORDS = st.text(alphabet=st.sampled_from("ab~,0123456789█·│┃漢é"), min_size=0, max_size=14)
@@ -132,13 +111,13 @@ def test_print_table_streamed_writes_what_print_writes(justify, rows, title, wid
     def all_rows() -> Iterator[Sequence[Cell]]:
         return iter(cells)
 
-    printed, streamed = _console(color, width), _console(color, width)
+    printed, streamed = printed_and_streamed(color=color, width=width)
     table = _new_table(justify, title)
     for row in cells:
         table.add_row(*row)
     printed.print(table)
     print_table_streamed(streamed, lambda: _new_table(justify, title), all_rows)
-    assert _written(streamed) == _written(printed)
+    assert written(streamed) == written(printed)
 
 
 def test_a_row_unlike_its_template_is_rendered_by_rich(monkeypatch):
@@ -154,20 +133,20 @@ def test_a_row_unlike_its_template_is_rendered_by_rich(monkeypatch):
         table.add_column("tokens")
         return table
 
-    printed, streamed = _console(False, 80), _console(False, 80)
+    printed, streamed = printed_and_streamed(color=False, width=80)
     table = new_table()
     for row in rows:
         table.add_row(*row)
     printed.print(table)
     print_table_streamed(streamed, new_table, lambda: iter(rows))
-    assert (_written(streamed), counted.rendered) == (_written(printed), len(rows))
+    assert (written(streamed), counted.rendered) == (written(printed), len(rows))
 
 
 def test_timeline_rows_are_the_records_figures():
     """A record read back from the log prints the row of the turn it was made from."""
     turns = list(DEMO_TURNS)
     again = TurnLog([TurnRecord.of(t.replay_turn()) for t in turns])
-    printed, streamed = _console(False, 120), _console(False, 120)
+    printed, streamed = printed_and_streamed(color=False, width=120)
     print_timeline(printed, turns, 7000, "t")
     print_timeline(streamed, again, 7000, "t")
-    assert _written(streamed) == _written(printed)
+    assert written(streamed) == written(printed)
