@@ -250,7 +250,7 @@ def _fast_transcript(
     entries = document.get(key) if isinstance(document, dict) else document
     plain: list[ContextMessage | None] | None = None
     if found == "openai" and isinstance(entries, list):
-        plain = plain_messages(entries)
+        plain = plain_messages(entries, taking=True)  # the document is this reader's own
         if not is_plain_but(document, entries, plain):
             return None
     elif not is_plain(document):

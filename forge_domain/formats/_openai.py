@@ -352,14 +352,26 @@ def messages_from_openai(
     ]
 
 
-def plain_messages(raw: list[JsonValue]) -> list[ContextMessage | None]:
+def plain_messages(raw: list[JsonValue], *, taking: bool = False) -> list[ContextMessage | None]:
     """The messages of ``raw`` of the plain shape (a role, text or null content, plain tool
     calls, a tool result with text, no other key), read; None for every other entry.
 
     A plain message holds only strings, in containers at most three levels below it: the
     transcript reader need not walk it for numbers or depth (plans/008-performance.md).
+
+    ``taking``: each entry read is replaced by None in ``raw``, so its decoded object goes
+    as its message is built, not after the last one (for a caller that owns ``raw`` and
+    reads the rest with :func:`messages_from_openai` given these messages).
     """
-    return [_plain_message(item) for item in raw]
+    if not taking:
+        return [_plain_message(item) for item in raw]
+    read: list[ContextMessage | None] = []
+    for index, item in enumerate(raw):
+        message = _plain_message(item)
+        if message is not None:
+            raw[index] = None
+        read.append(message)
+    return read
 
 
 def _parts_to_openai(parts: tuple[ContentPart, ...]) -> list[JsonValue]:
