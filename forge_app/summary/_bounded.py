@@ -36,7 +36,7 @@ from forge_app.summary._build import REACH, with_last_error
 from forge_app.summary._fit_cuts import LINE_CHARS, TEXT_CHARS, chars
 from forge_app.summary._omission import omission_note
 from forge_app.summary.transformers._keep_last_operation import operation_key
-from forge_domain import ContextMessage, Role, TextMessage, ToolResult
+from forge_domain import ContextMessage, Role, TextMessage, ToolResult, content_text
 from forge_domain.summary import ContextSummary, SummaryBlock
 from forge_domain.summary._selection import Selection, is_only_media
 from forge_domain.summary._summary import OmittedKind
@@ -61,8 +61,9 @@ SLACK_CHARS = 4_000
 
 _MERGEABLE = frozenset(row.kind for row in TOOL_KIND_TABLE if row.is_mergeable)
 
-_Reading = tuple[tuple[SummaryTool, ...], str, Hashable | None]
-"""A call's tools, kind and plain operation key."""
+_Reading = tuple[tuple[SummaryTool, ...], bool, Hashable | None]
+"""A call's tools, whether they are a command's (the first is a shell line), its plain
+operation key (before its output is read)."""
 
 
 @dataclass(slots=True)
@@ -261,10 +262,13 @@ def _read_span(
     seen_ids: set[str] = set()
     kept_chars = 0  # asks, and lines never left out
     shell_seen = 0
-    read: dict[str, dict[str, tuple[SummaryTool, ...]]] = {}  # per name and arguments
-    # Per pure call's tools (by identity: they stay alive in ``tools_of``, and the
-    # classifier gives one tuple to the calls of one file), their plain key.
-    plain_keys: dict[int, Hashable | None] = {}
+    # Per tool name, the reading of each pure call by its arguments (``impure``, never
+    # written, for a name whose calls are read one by one); per pure call's tools (by
+    # identity: they stay alive in ``tools_of``, and the classifier gives one tuple to the
+    # calls of one file), that same reading: its tools, plain key and whether it is a command.
+    read: dict[str, dict[str, _Reading]] = {}
+    impure: dict[str, _Reading] = {}
+    by_tools: dict[int, _Reading] = {}
     inferring = catalog.failure_inference == "output"
     in_block = False
     speaker: Role | None = None  # of the run walked, as from_messages' blocks see runs
@@ -288,7 +292,8 @@ def _read_span(
         role = message.role
         if role == system:
             continue
-        if role == assistant and not message.tool_calls and answers_text_action(message, newer):
+        tool_calls = message.tool_calls
+        if role == assistant and not tool_calls and answers_text_action(message, newer):
             return None  # a text-protocol action and its answer: built as they are
         newer = message
         if role != speaker and not is_only_media(message):
@@ -306,11 +311,11 @@ def _read_span(
             ask_starts.append(len(asks))
             in_block = True
         block = len(texts) - 1
-        if message.text:
+        content = message.content  # message.text, without building it for a test
+        if content if type(content) is str else content is not None and content_text(content):
             narrated.append(index)
             if texts[block] is None:
                 texts[block] = index
-        tool_calls = message.tool_calls
         if not tool_calls:
             continue
         for call in reversed(tool_calls):
@@ -322,26 +327,34 @@ def _read_span(
             name = call.name
             by_arguments = find_reading(name)
             if by_arguments is None:
-                by_arguments = read[name] = {}
-            tools = by_arguments.get(call.arguments)  # a pure call read before
-            pure = tools is not None or classifier.is_pure(name)
-            if tools is None:
-                tools = classifier.tools(call, None if result is None else result.text, ())
-                if pure:
-                    by_arguments[call.arguments] = tools
-            if not pure:  # a todo writer is never left out
-                key = _plain_key(tools)
-                if key is not None and classifier.written_todos(call) is not None:
+                by_arguments = read[name] = {} if classifier.is_pure(name) else impure
+            reading = by_arguments.get(call.arguments)  # a pure call read before
+            if reading is None:
+                if by_arguments is impure:  # its tools may depend on its output
+                    tools = classifier.tools(call, None if result is None else result.text, ())
+                    key = _plain_key(tools)
+                    if key is not None and classifier.written_todos(call) is not None:
+                        key = None  # a todo writer is never left out
+                    reading = (tools, tools[0].kind == "shell", key)
+                else:
+                    tools = classifier.tools(call)
+                    reading = by_tools.get(id(tools))
+                    if reading is None:
+                        reading = by_tools[id(tools)] = (
+                            tools,
+                            tools[0].kind == "shell",
+                            _plain_key(tools),
+                        )
+                    by_arguments[call.arguments] = reading
+            tools, shell, key = reading
+            if key is not None:
+                if result is None or result.is_error:
                     key = None
-            elif (read_as := id(tools)) in plain_keys:
-                key = plain_keys[read_as]
-            else:
-                key = plain_keys[read_as] = _plain_key(tools)
-            if key is not None and (
-                result is None or result.is_error or (inferring and output_shows_error(result.text))
-            ):
-                key = None
-            if tools[0].kind == "shell":
+                elif inferring:
+                    output = result.content
+                    if output_shows_error(output if type(output) is str else content_text(output)):
+                        key = None
+            if shell:
                 shell_seen += 1
                 if shell_seen <= REACH:
                     protected.append(len(ids))
