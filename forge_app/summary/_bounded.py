@@ -131,6 +131,8 @@ class _Decided:
     earlier: dict[str, int]
     texts: set[int] | None
     omitted: dict[OmittedKind, int]
+    clean: set[str]
+    """The calls built with a plain key: answered, and their outputs show no error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +235,9 @@ def plan_span(
     visit.update(reading.narrated if kept_texts is None else kept_texts)
     ids = reading.ids
     visit.update(index for position, index in enumerate(reading.indexes) if ids[position] in kept)
-    selection = Selection(kept, decided.earlier, kept_texts, sorted(visit), reading.results)
+    selection = Selection(
+        kept, decided.earlier, kept_texts, sorted(visit), reading.results, decided.clean
+    )
     return SpanPlan(selection, decided.omitted)
 
 
@@ -433,16 +437,23 @@ def _planned(reading: _SpanReading, room: int, narration_built: set[int] | None 
         keys_kept.add(key)
     drop_narration = len(keys_kept) < len(newest)
     kept: set[str] = set()
+    clean: set[str] = set()  # of ``kept``, those with a plain key
     filled = [False] * len(texts)  # per block, whether an item of it is built
     first_call: list[int | None] = [None] * len(texts)  # per block, its newest call
     for position in range(len(ids) - 1, -1, -1):
         first_call[blocks[position]] = position
     for position, key in enumerate(keys):
-        if key is None or (key in keys_kept and newest[key] == position):
+        if key is None:
             kept.add(ids[position])
+            filled[blocks[position]] = True
+        elif key in keys_kept and newest[key] == position:
+            kept.add(ids[position])
+            clean.add(ids[position])
             filled[blocks[position]] = True
     for position in reading.protected:
         kept.add(ids[position])
+        if keys[position] is not None:
+            clean.add(ids[position])
         filled[blocks[position]] = True
     kept_texts: set[int] | None = set() if drop_narration else None
     narrated = reading.narrated
@@ -471,6 +482,7 @@ def _planned(reading: _SpanReading, room: int, narration_built: set[int] | None 
             placeholder = first_call[block]
             if placeholder is not None:  # its newest call, else its newest text
                 kept.add(ids[placeholder])
+                clean.add(ids[placeholder])  # plain: a block with a keyless call is filled
             elif text is not None and kept_texts is not None:
                 kept_texts.add(text)
             run_end = run_from = end
@@ -494,4 +506,4 @@ def _planned(reading: _SpanReading, room: int, narration_built: set[int] | None 
         omitted[kind] = omitted.get(kind, 0) + count
     if kept_texts is not None and len(narrated) > len(kept_texts):
         omitted["narration"] = len(narrated) - len(kept_texts)
-    return _Decided(kept, earlier, kept_texts, omitted)
+    return _Decided(kept, earlier, kept_texts, omitted, clean)
