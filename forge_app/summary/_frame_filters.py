@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["code", "fence", "oneline"]
+__all__: list[str] = []  # internal: the filters of SummaryFrame and of _frame_text
 
 _BACKTICKS = re.compile(r"`+")
 
