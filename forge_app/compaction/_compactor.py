@@ -54,6 +54,7 @@ from forge_domain import (
     ForgeDomainError,
     Role,
     TextMessage,
+    ToolResult,
 )
 from forge_domain._compact import SUMMARY_FLOOR
 from forge_domain._messages import CHARS_PER_TOKEN
@@ -313,14 +314,18 @@ class Compactor:
         build of the other messages (droppable ones left out)."""
         earlier: list[TextMessage] = []  # summaries of earlier compactions, to fold
         fresh: list[ContextMessage] = []
+        user = Role.USER  # (an enum's member is slow to look up)
         for message in span:
+            if type(message) is ToolResult:  # never droppable, never a summary
+                fresh.append(message)
+                continue
             if message.droppable:
                 continue
-            if (
-                isinstance(message, TextMessage)
-                and message.summary_data is None
-                and is_summary_message(message)
-            ):  # a frame kept as text only (a file, a framework): its structure read back
+            if isinstance(message, TextMessage) and message.summary_data is None:
+                if message.role != user or not is_summary_text(message.text):
+                    fresh.append(message)  # (not is_summary_message)
+                    continue
+                # a frame kept as text only (a file, a framework): its structure read back
                 data = earlier_summary(message.text).model_dump(mode="json")
                 message = message.model_copy(update={"summary_data": data})
             if isinstance(message, TextMessage) and message.summary_data is not None:

@@ -36,7 +36,7 @@ from forge_app.summary._build import REACH, with_last_error
 from forge_app.summary._fit_cuts import LINE_CHARS, TEXT_CHARS, chars
 from forge_app.summary._omission import omission_note
 from forge_app.summary.transformers._keep_last_operation import operation_key
-from forge_domain import ContextMessage, Role, TextMessage, ToolResult
+from forge_domain import ContextMessage, Role, TextMessage, ToolResult, content_text
 from forge_domain.summary import ContextSummary, SummaryBlock
 from forge_domain.summary._selection import Selection, is_only_media
 from forge_domain.summary._summary import OmittedKind
@@ -61,8 +61,9 @@ SLACK_CHARS = 4_000
 
 _MERGEABLE = frozenset(row.kind for row in TOOL_KIND_TABLE if row.is_mergeable)
 
-_Reading = tuple[tuple[SummaryTool, ...], str, Hashable | None]
-"""A call's tools, kind and plain operation key."""
+_Reading = tuple[tuple[SummaryTool, ...], bool, Hashable | None]
+"""A call's tools, whether they are a command's (the first is a shell line), its plain
+operation key (before its output is read)."""
 
 
 @dataclass(slots=True)
@@ -130,6 +131,8 @@ class _Decided:
     earlier: dict[str, int]
     texts: set[int] | None
     omitted: dict[OmittedKind, int]
+    clean: set[str]
+    """The calls built with a plain key: answered, and their outputs show no error."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +235,9 @@ def plan_span(
     visit.update(reading.narrated if kept_texts is None else kept_texts)
     ids = reading.ids
     visit.update(index for position, index in enumerate(reading.indexes) if ids[position] in kept)
-    selection = Selection(kept, decided.earlier, kept_texts, sorted(visit), reading.results)
+    selection = Selection(
+        kept, decided.earlier, kept_texts, sorted(visit), reading.results, decided.clean
+    )
     return SpanPlan(selection, decided.omitted)
 
 
@@ -261,10 +266,13 @@ def _read_span(
     seen_ids: set[str] = set()
     kept_chars = 0  # asks, and lines never left out
     shell_seen = 0
-    read: dict[str, dict[str, tuple[SummaryTool, ...]]] = {}  # per name and arguments
-    # Per pure call's tools (by identity: they stay alive in ``tools_of``, and the
-    # classifier gives one tuple to the calls of one file), their plain key.
-    plain_keys: dict[int, Hashable | None] = {}
+    # Per tool name, the reading of each pure call by its arguments (``impure``, never
+    # written, for a name whose calls are read one by one); per pure call's tools (by
+    # identity: they stay alive in ``tools_of``, and the classifier gives one tuple to the
+    # calls of one file), that same reading: its tools, plain key and whether it is a command.
+    read: dict[str, dict[str, _Reading]] = {}
+    impure: dict[str, _Reading] = {}
+    by_tools: dict[int, _Reading] = {}
     inferring = catalog.failure_inference == "output"
     in_block = False
     speaker: Role | None = None  # of the run walked, as from_messages' blocks see runs
@@ -288,7 +296,8 @@ def _read_span(
         role = message.role
         if role == system:
             continue
-        if role == assistant and not message.tool_calls and answers_text_action(message, newer):
+        tool_calls = message.tool_calls
+        if role == assistant and not tool_calls and answers_text_action(message, newer):
             return None  # a text-protocol action and its answer: built as they are
         newer = message
         if role != speaker and not is_only_media(message):
@@ -306,11 +315,11 @@ def _read_span(
             ask_starts.append(len(asks))
             in_block = True
         block = len(texts) - 1
-        if message.text:
+        content = message.content  # message.text, without building it for a test
+        if content if type(content) is str else content is not None and content_text(content):
             narrated.append(index)
             if texts[block] is None:
                 texts[block] = index
-        tool_calls = message.tool_calls
         if not tool_calls:
             continue
         for call in reversed(tool_calls):
@@ -322,26 +331,34 @@ def _read_span(
             name = call.name
             by_arguments = find_reading(name)
             if by_arguments is None:
-                by_arguments = read[name] = {}
-            tools = by_arguments.get(call.arguments)  # a pure call read before
-            pure = tools is not None or classifier.is_pure(name)
-            if tools is None:
-                tools = classifier.tools(call, None if result is None else result.text, ())
-                if pure:
-                    by_arguments[call.arguments] = tools
-            if not pure:  # a todo writer is never left out
-                key = _plain_key(tools)
-                if key is not None and classifier.written_todos(call) is not None:
+                by_arguments = read[name] = {} if classifier.is_pure(name) else impure
+            reading = by_arguments.get(call.arguments)  # a pure call read before
+            if reading is None:
+                if by_arguments is impure:  # its tools may depend on its output
+                    tools = classifier.tools(call, None if result is None else result.text, ())
+                    key = _plain_key(tools)
+                    if key is not None and classifier.written_todos(call) is not None:
+                        key = None  # a todo writer is never left out
+                    reading = (tools, tools[0].kind == "shell", key)
+                else:
+                    tools = classifier.tools(call)
+                    reading = by_tools.get(id(tools))
+                    if reading is None:
+                        reading = by_tools[id(tools)] = (
+                            tools,
+                            tools[0].kind == "shell",
+                            _plain_key(tools),
+                        )
+                    by_arguments[call.arguments] = reading
+            tools, shell, key = reading
+            if key is not None:
+                if result is None or result.is_error:
                     key = None
-            elif (read_as := id(tools)) in plain_keys:
-                key = plain_keys[read_as]
-            else:
-                key = plain_keys[read_as] = _plain_key(tools)
-            if key is not None and (
-                result is None or result.is_error or (inferring and output_shows_error(result.text))
-            ):
-                key = None
-            if tools[0].kind == "shell":
+                elif inferring:
+                    output = result.content
+                    if output_shows_error(output if type(output) is str else content_text(output)):
+                        key = None
+            if shell:
                 shell_seen += 1
                 if shell_seen <= REACH:
                     protected.append(len(ids))
@@ -420,16 +437,23 @@ def _planned(reading: _SpanReading, room: int, narration_built: set[int] | None 
         keys_kept.add(key)
     drop_narration = len(keys_kept) < len(newest)
     kept: set[str] = set()
+    clean: set[str] = set()  # of ``kept``, those with a plain key
     filled = [False] * len(texts)  # per block, whether an item of it is built
     first_call: list[int | None] = [None] * len(texts)  # per block, its newest call
     for position in range(len(ids) - 1, -1, -1):
         first_call[blocks[position]] = position
     for position, key in enumerate(keys):
-        if key is None or (key in keys_kept and newest[key] == position):
+        if key is None:
             kept.add(ids[position])
+            filled[blocks[position]] = True
+        elif key in keys_kept and newest[key] == position:
+            kept.add(ids[position])
+            clean.add(ids[position])
             filled[blocks[position]] = True
     for position in reading.protected:
         kept.add(ids[position])
+        if keys[position] is not None:
+            clean.add(ids[position])
         filled[blocks[position]] = True
     kept_texts: set[int] | None = set() if drop_narration else None
     narrated = reading.narrated
@@ -458,6 +482,7 @@ def _planned(reading: _SpanReading, room: int, narration_built: set[int] | None 
             placeholder = first_call[block]
             if placeholder is not None:  # its newest call, else its newest text
                 kept.add(ids[placeholder])
+                clean.add(ids[placeholder])  # plain: a block with a keyless call is filled
             elif text is not None and kept_texts is not None:
                 kept_texts.add(text)
             run_end = run_from = end
@@ -481,4 +506,4 @@ def _planned(reading: _SpanReading, room: int, narration_built: set[int] | None 
         omitted[kind] = omitted.get(kind, 0) + count
     if kept_texts is not None and len(narrated) > len(kept_texts):
         omitted["narration"] = len(narrated) - len(kept_texts)
-    return _Decided(kept, earlier, kept_texts, omitted)
+    return _Decided(kept, earlier, kept_texts, omitted, clean)

@@ -57,11 +57,13 @@ def shows_error(item: ToolCallItem) -> bool:
     return not item.is_success or item.evidence is not None
 
 
-def _last_errors(summary: ContextSummary) -> set[Position]:
-    """The last failed line and the last line with evidence: the budget keeps them whole."""
-    failed = [position for position, item in _lines(summary) if not item.is_success]
-    shown = [position for position, item in _lines(summary) if item.evidence is not None]
-    return {*failed[-1:], *shown[-1:]}
+def _last_errors(lines: dict[Position, ToolCallItem]) -> set[Position]:
+    """The last failed line and the last line with evidence, of a summary's ``lines`` (in
+    order): the budget keeps them whole."""
+    newest = list(reversed(lines.items()))
+    failed = next((position for position, item in newest if not item.is_success), None)
+    shown = next((position for position, item in newest if item.evidence is not None), None)
+    return {position for position in (failed, shown) if position is not None}
 
 
 def user_texts(summary: ContextSummary) -> Iterator[tuple[Position, TextItem]]:
@@ -139,7 +141,7 @@ def fit_candidates(summary: ContextSummary) -> list[tuple[Position, int, Change]
         (position, estimate(item), "narration") for position, item in narration_texts(summary)
     ]
     current = dict(_lines(summary))
-    kept = _last_errors(summary)
+    kept = _last_errors(current)
     for position, item in current.items():
         shorter = short_command(item)
         if shorter is not item:

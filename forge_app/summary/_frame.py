@@ -11,7 +11,7 @@ from the repository's top-level ``templates/`` in a source checkout.
 
 from __future__ import annotations
 
-import re
+import hashlib
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -19,6 +19,8 @@ from pathlib import Path
 import jinja2
 
 from forge_app.errors import TemplateNotFound
+from forge_app.summary._frame_filters import code, fence, oneline
+from forge_app.summary._frame_text import TEMPLATE_SHA256, FrameText
 from forge_domain.summary import ContextSummary
 
 __all__ = [
@@ -49,46 +51,13 @@ SUMMARY_PREAMBLE = (
 template prints it after :data:`SUMMARY_MARKER` (the ``preamble`` variable) and the
 ``llm`` engine's prefix ends with it (the frame is also that engine's fallback)."""
 
-_BACKTICKS = re.compile(r"`+")
+_HEAD = f"{SUMMARY_MARKER}\n{SUMMARY_PREAMBLE}\n\n## Summary\n\n"
+"""What the bundled template prints before the first block."""
 
 
 def is_summary_text(text: str) -> bool:
     """Return True when ``text`` is a frame rendered by the default template."""
     return text.lstrip().startswith(SUMMARY_MARKER)
-
-
-def _longest_backtick_run(text: str) -> int:
-    if "`" not in text:  # most texts: no regex scan, no generator
-        return 0
-    return max((len(run) for run in _BACKTICKS.findall(text)), default=0)
-
-
-def fence(text: str, minimum: int = 3) -> str:
-    """``text`` as a fenced code block whose fence is longer than any backtick run inside."""
-    marks = "`" * max(minimum, _longest_backtick_run(text) + 1)
-    return f"{marks}\n{text}\n{marks}"
-
-
-def oneline(text: str) -> str:
-    """``text`` with its line breaks folded into single spaces."""
-    if text.isprintable():  # no line break of any kind (every one is unprintable): one line
-        return text.strip()
-    parts = text.splitlines()
-    if len(parts) <= 1:  # one line: folding it is stripping it
-        return text.strip()
-    return " ".join(part.strip() for part in parts if part.strip()) or text.strip()
-
-
-@lru_cache(maxsize=4096)
-def code(text: str) -> str:
-    """``text`` on one line as an inline code span that backticks inside cannot close.
-
-    Cached: a summary names the same paths and commands again and again.
-    """
-    flat = oneline(text)
-    marks = "`" * (_longest_backtick_run(flat) + 1)
-    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
-    return f"{marks}{pad}{flat}{pad}{marks}"
 
 
 def default_template_dir(name: str = TEMPLATE_NAME) -> Path:
@@ -109,7 +78,7 @@ def default_template_dir(name: str = TEMPLATE_NAME) -> Path:
 
 
 @lru_cache(maxsize=16)
-def _compiled(directory: Path, mtime_ns: int, size: int) -> jinja2.Template:
+def _compiled(directory: Path, mtime_ns: int, size: int) -> tuple[jinja2.Template, bool]:
     """The template of ``directory``, compiled once per version of its file (``mtime_ns``
     and ``size`` are the key's part that changes when it is edited).
 
@@ -127,11 +96,13 @@ def _compiled(directory: Path, mtime_ns: int, size: int) -> jinja2.Template:
         lstrip_blocks=True,
     )
     environment.filters.update(fence=fence, code=code, oneline=oneline)
-    return environment.get_template(TEMPLATE_NAME)
+    source = (directory / TEMPLATE_NAME).read_bytes()
+    laid_out = hashlib.sha256(source).hexdigest() == TEMPLATE_SHA256
+    return environment.get_template(TEMPLATE_NAME), laid_out
 
 
 @lru_cache(maxsize=1)
-def _default_template() -> tuple[Path, jinja2.Template]:
+def _default_template() -> tuple[Path, tuple[jinja2.Template, bool]]:
     """The bundled template, read and compiled once per process.
 
     It is part of the installed package, so unlike a custom template it is not looked
@@ -158,15 +129,19 @@ class SummaryFrame:
             jinja2.TemplateSyntaxError: the template is not valid Jinja2.
         """
         if template_dir is None:
-            self.template_dir, self._template = _default_template()
-            return
-        directory = Path(template_dir)
-        template = directory / TEMPLATE_NAME
-        if not template.is_file():
-            raise TemplateNotFound(directory, TEMPLATE_NAME)
-        self.template_dir = directory
-        stat = template.stat()
-        self._template = _compiled(directory.resolve(), stat.st_mtime_ns, stat.st_size)
+            self.template_dir, (self._template, laid_out) = _default_template()
+        else:
+            directory = Path(template_dir)
+            template = directory / TEMPLATE_NAME
+            if not template.is_file():
+                raise TemplateNotFound(directory, TEMPLATE_NAME)
+            self.template_dir = directory
+            stat = template.stat()
+            compiled = _compiled(directory.resolve(), stat.st_mtime_ns, stat.st_size)
+            self._template, laid_out = compiled
+        # The bundled template's layout in Python: the same text (a fit renders a summary
+        # several times; plans/008-performance.md, round 9b).
+        self._text = FrameText(_HEAD) if laid_out else None
 
     def render(self, summary: ContextSummary) -> str:
         """The Markdown frame for ``summary``.
@@ -174,6 +149,8 @@ class SummaryFrame:
         Raises:
             jinja2.UndefinedError: a custom template uses a name that does not exist.
         """
+        if self._text is not None:
+            return self._text(summary)
         return self._template.render(
             marker=SUMMARY_MARKER, preamble=SUMMARY_PREAMBLE, summary=summary
         )

@@ -155,8 +155,9 @@ def _scan(context: Context, dialect: Dialect) -> Iterator[Violation]:
         yield _violation(0, "no_messages")
         return
     system, user, assistant = Role.SYSTEM, Role.USER, Role.ASSISTANT  # (slow to look up)
+    anthropic = dialect == "anthropic"
     for index, message in enumerate(context):
-        if isinstance(message, ToolResult):
+        if type(message) is not TextMessage and isinstance(message, ToolResult):
             started = True
             if parts_checked and not isinstance(message.content, str):
                 yield from _part_violations(index, "tool", message.content)
@@ -170,10 +171,12 @@ def _scan(context: Context, dialect: Dialect) -> Iterator[Violation]:
                 rule = "duplicate_tool_result" if call_id in answered else "orphan_tool_result"
                 yield _violation(index, rule, call_id=call_id)
             continue
-        for call_id, at in pending.items():
-            yield _violation(at, "unanswered_tool_call", call_id=call_id)
-        pending.clear()
-        answered.clear()
+        if pending:
+            for call_id, at in pending.items():
+                yield _violation(at, "unanswered_tool_call", call_id=call_id)
+            pending.clear()
+        if answered:
+            answered.clear()
         role = message.role
         if role == system:
             if started:
@@ -184,8 +187,9 @@ def _scan(context: Context, dialect: Dialect) -> Iterator[Violation]:
                 if role != user:
                     yield _violation(index, "first_turn_not_user")
             started = True
-        if parts_checked and message.content is not None and not isinstance(message.content, str):
-            yield from _part_violations(index, role.value, message.content)
+        content = message.content
+        if parts_checked and content is not None and not isinstance(content, str):
+            yield from _part_violations(index, role.value, content)
         calls = message.tool_calls
         if calls is not None and role != assistant:
             yield _violation(index, "tool_calls_on_non_assistant", role=role.value)
@@ -200,9 +204,9 @@ def _scan(context: Context, dialect: Dialect) -> Iterator[Violation]:
                 if first != index or call_id in pending:
                     yield _violation(index, "duplicate_tool_call_id", call_id=call_id, first=first)
                 pending[call_id] = index
-        elif _is_empty(message):
+        elif (not content or content.isspace()) if type(content) is str else _is_empty(message):
             yield _violation(index, "empty_message", role=role.value)
-        if dialect == "anthropic":
+        if anthropic:
             yield from _block_violations(index, message)
     for call_id, at in pending.items():
         yield _violation(at, "unanswered_tool_call", call_id=call_id)

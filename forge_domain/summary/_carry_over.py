@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from forge_domain._messages import ContextMessage, Role, TextMessage
+from forge_domain._json import JsonObject
+from forge_domain._messages import ContextMessage, Role, TextMessage, ToolResult
 from forge_domain._usage import Usage
 
 __all__ = [
@@ -22,14 +23,7 @@ def carry_reasoning(
     compacted span to carry the span's latest reasoning record (forge does the
     same); a message that has its own reasoning keeps it.
     """
-    carried = next(
-        (
-            m.reasoning_details
-            for m in reversed(span)
-            if isinstance(m, TextMessage) and m.reasoning_details and not m.droppable
-        ),
-        None,
-    )
+    carried = _last_reasoning(span)
     out = list(messages)
     if carried is None:
         return out
@@ -42,14 +36,28 @@ def carry_reasoning(
     return out
 
 
+def _last_reasoning(span: Sequence[ContextMessage]) -> tuple[JsonObject, ...] | None:
+    """The reasoning of the span's last message that has some and is not droppable."""
+    for message in reversed(span):
+        if type(message) is ToolResult:  # (half a coding span: no isinstance for them)
+            continue
+        if isinstance(message, TextMessage) and message.reasoning_details and not message.droppable:
+            return message.reasoning_details
+    return None
+
+
 def accumulated_usage(span: Sequence[ContextMessage]) -> Usage | None:
     """The summed usage of ``span``, earlier summaries' ``span_usage`` included (None if none)."""
     usages: list[Usage] = []
+    append = usages.append
     for message in span:
-        if message.usage is not None:
-            usages.append(message.usage)
+        usage = message.usage
+        if usage is not None:
+            append(usage)
         # ``span_usage`` is read only from text messages: a failed ``getattr`` on a
         # pydantic model (a tool result) raises and catches inside ``__getattr__``.
-        if isinstance(message, TextMessage) and message.span_usage is not None:
-            usages.append(message.span_usage)
+        if type(message) is ToolResult or not isinstance(message, TextMessage):
+            continue
+        if message.span_usage is not None:
+            append(message.span_usage)
     return Usage.total(usages)

@@ -32,6 +32,10 @@ class Selection:
     read, so blocks start and end where they would."""
     results: Mapping[str, ToolResult] | None = None
     """The span's results by call id (the newest of an id), when the caller has them."""
+    clean: Container[str] = ()
+    """Ids of built calls the caller found answered by a result that is not flagged and
+    shows no error (:func:`~forge_domain.tools._outcome.output_shows_error`): each is a
+    success without evidence, its output not read for them again."""
 
     def has_text(self, index: int, speaker: Role) -> bool:
         """True when the text of the message at ``index`` (written by ``speaker``) is built:

@@ -321,9 +321,13 @@ class ContextSummary(BaseModel):
             if selection is not None:  # a call left out writes no todo list (it is plain)
                 calls = [call for call in calls if call.id in selection.calls]
             for call in calls:
-                earlier = 0 if selection is None else selection.earlier.get(call.id, 0)
+                earlier, clean = 0, False
+                if selection is not None:
+                    earlier, clean = selection.earlier.get(call.id, 0), call.id in selection.clean
                 result = results.get(call.id) if call.id else None
-                buffer.extend(_call_items(catalog, classifier, call, result, todos, earlier))
+                buffer.extend(
+                    _call_items(catalog, classifier, call, result, todos, earlier, clean=clean)
+                )
             if turn is not None:
                 calls.append(turn.action.call)
                 output = outputs.get(index)
@@ -407,13 +411,18 @@ def _call_items(
     result: ToolResult | None,
     todos: Sequence[Todo],
     earlier: int = 0,
+    *,
+    clean: bool = False,
 ) -> list[ToolCallItem]:
     """The items of one call: its outcome (a call with no result has failed, as in forge)
     and evidence on each, except on the files a shell command was read to write: the
     command's exit status is not theirs (``cat > f <<EOF … && pytest``), so they carry none.
-    ``earlier`` counts calls of the same operation left out before it (on its first item)."""
+    ``earlier`` counts calls of the same operation left out before it (on its first item);
+    ``clean``: its result is known to show no error (:attr:`Selection.clean`)."""
     if result is None:
         output, success, evidence = None, False, None
+    elif clean:  # what the outcome and the evidence of such an output are
+        output, success, evidence = result.text, True, None
     else:
         output = result.text
         outcome = catalog.outcome(result, output)

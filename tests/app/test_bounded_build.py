@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmarks.generator import generate_session
+from benchmarks.generator import MIXES, generate_session
 from forge_app.compaction._compactor import prepared_summary
 from forge_app.files._transcripts import parse_transcript
 from forge_app.summary._bounded import bounded_summary, plan_span
@@ -233,6 +233,50 @@ def test_selected_build_reads_only_what_builds_an_item(fixture: str, max_chars: 
     actual = ContextSummary.from_messages(messages, _CATALOG, selection=plan.selection)
     expected = ContextSummary.from_messages(messages, _CATALOG, selection=every)
     assert (actual, len(plan.selection.visit) < len(messages)) == (expected, True)
+
+
+def _failing_turns() -> list[ContextMessage]:
+    """Commands that fail, pass, print a traceback and exit 0, or are flagged as errors;
+    reads between them: lines with and without an error, newest commands among them."""
+    outputs = (
+        "collected 3 items\n3 passed\n[Command finished with exit code 0]",
+        "E   assert 1 == 2\nFAILED tests/t.py::test_x\n[Command finished with exit code 1]",
+        'Traceback (most recent call last):\n  File "a.py", line 1\nValueError: bad',
+        "Exit code 2\nmake: *** [all] Error 2",
+    )
+    fixture: list[ContextMessage] = [TextMessage.user("Make the tests pass.")]
+    for turn in range(60):
+        command = ToolCall(
+            id=f"s{turn}",
+            name="execute_bash",
+            arguments=json.dumps({"command": f"python -m pytest tests/test_{turn % 7}.py"}),
+        )
+        read = _read(f"r{turn}", f"src/m{turn % 5}.py")
+        fixture.append(TextMessage.assistant(f"Step {turn}.", tool_calls=(command, read)))
+        output = outputs[turn % len(outputs)]
+        result = ToolResult.failed if turn % 11 == 5 else ToolResult.of
+        fixture += [result(command.id, output), ToolResult.of(read.id, "x = 1\n" * 30)]
+    return fixture
+
+
+@pytest.mark.parametrize("max_chars", [1_200, 4_000, 10**7])
+@pytest.mark.parametrize("fixture", ["failing", "generated failing"])
+def test_selected_build_reads_again_only_outputs_not_known_clean(fixture: str, max_chars: int):
+    """A call the plan found answered, unflagged and showing no error is built without its
+    output read again (``Selection.clean``); the summary is the one a second reading of
+    every output gives, and no line that showed an error is taken as clean."""
+    if fixture == "failing":
+        messages = _failing_turns()
+    else:  # 30% of the commands fail
+        data = json.dumps(generate_session(800, seed=5, mix=MIXES["failing"])).encode()
+        messages = list(parse_transcript(data, "generated.json").context)[:-20]
+    plan = plan_span(messages, _CATALOG, _CATALOG.classifier(), max_chars, 2_000)
+    assert plan is not None
+    read_again = replace(plan.selection, clean=())
+    actual = ContextSummary.from_messages(messages, _CATALOG, selection=plan.selection)
+    expected = ContextSummary.from_messages(messages, _CATALOG, selection=read_again)
+    errors = [item for item in expected.tool_calls() if not item.is_success or item.evidence]
+    assert (actual, bool(plan.selection.clean), bool(errors)) == (expected, True, True)
 
 
 _ACTION = "I will list the files.\n\n```bash\nls -la\n```"

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from operator import attrgetter
+from typing import cast
 
 from forge_domain import Role
 from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, ToolCallItem
@@ -143,37 +144,36 @@ def aggregate_operations(summary: ContextSummary, /) -> ContextSummary:
     an earlier compaction) add theirs. Texts and ``todo_write`` calls are never merged;
     blocks left empty are dropped and runs of one role's blocks joined.
     """
+    keyed: list[tuple[int, int, Hashable]] = []  # every line with a key, in order
     last: dict[Hashable, tuple[int, int]] = {}
-    keyed = 0
     for block_index, block in enumerate(summary.blocks):
         for item_index, item in enumerate(block.contents):
             if isinstance(item, ToolCallItem) and (key := operation_key(item.tool)) is not None:
                 last[key] = (block_index, item_index)
-                keyed += 1
-    if keyed == len(last):
+                keyed.append((block_index, item_index, key))
+    if len(keyed) == len(last):
         return summary  # no key repeats: nothing to merge
+    # Only the blocks with a line merged away or merging earlier ones are built again.
+    changes: dict[int, dict[int, ToolCallItem | None]] = {}  # per block: item -> new (None: gone)
     merged: dict[Hashable, _Earlier] = {}  # per key, the calls seen so far
-    blocks: list[SummaryBlock] = []
-    for block_index, block in enumerate(summary.blocks):
-        contents: list[SummaryItem] = []
-        for item_index, item in enumerate(block.contents):
-            key = operation_key(item.tool) if isinstance(item, ToolCallItem) else None
-            if key is None or not isinstance(item, ToolCallItem):
-                contents.append(item)
-                continue
-            previous = merged.get(key)
-            if last[key] == (block_index, item_index):
-                contents.append(item if previous is None else item.with_earlier(previous))
-            elif previous is None:
-                merged[key] = _Earlier.of(item)
-            else:
-                previous.add(item)
-        if len(contents) == len(block.contents) and all(
-            new is old for new, old in zip(contents, block.contents, strict=True)
-        ):
-            blocks.append(block)
+    for block_index, item_index, key in keyed:
+        item = cast(ToolCallItem, summary.blocks[block_index].contents[item_index])
+        previous = merged.get(key)
+        if last[key] == (block_index, item_index):
+            if previous is not None:
+                changes.setdefault(block_index, {})[item_index] = item.with_earlier(previous)
+            continue
+        changes.setdefault(block_index, {})[item_index] = None
+        if previous is None:
+            merged[key] = _Earlier.of(item)
         else:
-            blocks.append(block.model_copy(update={"contents": tuple(contents)}))
+            previous.add(item)
+    blocks = list(summary.blocks)
+    for block_index, changed in changes.items():
+        block = blocks[block_index]
+        contents = [changed.get(index, item) for index, item in enumerate(block.contents)]
+        kept = tuple(item for item in contents if item is not None)
+        blocks[block_index] = block.model_copy(update={"contents": kept})
     return ContextSummary.of_blocks(blocks)
 
 
@@ -194,6 +194,8 @@ class KeepLastOperation:
 
 def _trimmed(block: SummaryBlock) -> SummaryBlock:
     """``block`` with superseded calls removed; the block itself when none is."""
+    if len(block.contents) < 2:  # nothing to supersede (most blocks of a bounded build)
+        return block
     contents = keep_last_operations(block.contents)
     if len(contents) == len(block.contents):
         return block
