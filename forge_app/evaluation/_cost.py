@@ -69,9 +69,19 @@ class PromptCostSum:
         Returns how many of its first messages are those of the request before (the same
         objects): the cached prefix.
         """
-        prefix = _shared_prefix(self._previous, messages)
-        self.sent += sum(m.approx_tokens for m in messages)
-        self.cached += sum(m.approx_tokens for m in messages[:prefix])
+        previous = self._previous
+        if (
+            isinstance(messages, Context)
+            and isinstance(previous, Context)
+            and messages.extends(previous)
+        ):  # the request before, with messages added: its totals, in O(1)
+            prefix = len(previous)
+            self.sent += messages.token_count_approx()
+            self.cached += previous.token_count_approx()
+        else:
+            prefix = _shared_prefix(previous, messages)
+            self.sent += sum(m.approx_tokens for m in messages)
+            self.cached += sum(m.approx_tokens for m in messages[:prefix])
         self._previous = messages
         return prefix
 
@@ -82,7 +92,7 @@ class PromptCostSum:
 
 
 def prompt_cost(
-    requests: Iterable[Sequence[ContextMessage]], *, discount: float = 0.1
+    requests: Iterable[Context | Sequence[ContextMessage]], *, discount: float = 0.1
 ) -> PromptCost:
     """The cost of ``requests`` (each the messages sent) with a cache at ``discount``."""
     total = PromptCostSum()
@@ -91,12 +101,18 @@ def prompt_cost(
     return total.cost(discount=discount)
 
 
-def uncompacted_requests(
-    transcript: Sequence[ContextMessage],
-) -> list[tuple[ContextMessage, ...]]:
-    """The requests a run without compaction sends: the recording up to each response."""
-    return [
-        tuple(transcript[:index])
-        for index, message in enumerate(transcript)
-        if message.has_role(Role.ASSISTANT) and index > 0
-    ]
+def uncompacted_requests(transcript: Sequence[ContextMessage]) -> list[Context]:
+    """The requests a run without compaction sends: the recording up to each response.
+
+    Each request is a view of one growing context (each extends the one before it), so
+    the list holds one object per request, not a copy of each prefix (a 20,000-message
+    recording's prefixes are 100 million references), and :class:`PromptCostSum` reads
+    each cached prefix from the context's totals in O(1).
+    """
+    requests: list[Context] = []
+    request = Context()
+    for index, message in enumerate(transcript):
+        if index > 0 and message.has_role(Role.ASSISTANT):
+            requests.append(request)
+        request = request.append(message)
+    return requests

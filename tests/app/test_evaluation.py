@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from forge_app.cli.app import app
@@ -17,8 +19,9 @@ from forge_app.evaluation import (
     fact_checks,
     prompt_cost,
     retention,
+    uncompacted_requests,
 )
-from forge_domain import Context, TextMessage, ToolCall, ToolResult
+from forge_domain import Context, Role, TextMessage, ToolCall, ToolResult
 from tests.sessions import SESSIONS
 
 
@@ -379,6 +382,42 @@ def test_prompt_cost_added_up_as_each_request_is_sent_matches_the_whole_list():
 
     assert seen == [prompt_cost(requests[:n], discount=0.5) for n in (1, 2, 3)]
     assert (seen[-1].sent, seen[-1].cached, seen[-1].billed) == (57, 20, 47.0)
+
+
+_ROLES = st.sampled_from(["user", "assistant", "system"])
+_RECORDING = st.lists(st.tuples(_ROLES, st.text(max_size=30)), max_size=12).map(
+    lambda rows: [
+        TextMessage.model_validate({"role": role, "content": text or "."}) for role, text in rows
+    ]
+)
+
+
+@given(_RECORDING)
+def test_uncompacted_requests_are_each_prefix_up_to_a_response(recording):
+    """One view of a growing context per response: each the prefix before it, and the cost
+    read from the views' totals is the cost of the prefixes as copies, message by message."""
+    requests = uncompacted_requests(recording)
+    copies = [
+        tuple(recording[:index])
+        for index, message in enumerate(recording)
+        if index > 0 and message.role == Role.ASSISTANT
+    ]
+
+    assert [tuple(request) for request in requests] == copies
+    assert prompt_cost(requests, discount=0.25) == prompt_cost(copies, discount=0.25)
+
+
+def test_uncompacted_requests_share_one_store():
+    """Each request extends the one before (the O(1) path of ``PromptCostSum.add``), and a
+    view appended to is copied, not changed (the next request is unchanged)."""
+    recording = [TextMessage.user("a"), TextMessage.assistant("b"), TextMessage.user("c")]
+    recording += [TextMessage.assistant("d")]
+    first, second = uncompacted_requests(recording)
+
+    first.append(TextMessage.user("other"))
+
+    assert second.extends(first)
+    assert [m.text for m in second] == ["a", "b", "c"]
 
 
 needs_sessions = pytest.mark.skipif(not SESSIONS.is_dir(), reason="shared sessions not available")
