@@ -341,6 +341,36 @@ def redact(text: str) -> str:
     return text
 
 
+_PREFIX_ANCHORS = re.compile(
+    "|".join(
+        [
+            _SECRET_WORD,  # the assignment rule's name word: "token", not "tokenizer"
+            "-----",  # a private key's block: its match starts before its hint
+            *(re.escape(h) for rule in _RULES if rule.name != "assignment" for h in rule.hints),
+        ]
+    )
+)
+"""What stands in every match of a rule at or after where the match first changes the text,
+less one character: the secret word of an assignment's name (its lead, which the rewrite
+keeps), each other rule's hints (a lead's words, or a key's prefix at its start; Stripe's
+``k_live_`` one character in), and the ``-----`` a private key's block starts with."""
+_ANCHOR_REACH = max(len(hint) for rule in _RULES for hint in rule.hints)
+"""The longest anchor (``credentials``, the longest secret word, is shorter)."""
+
+
+def keeps_prefix(text: str, length: int) -> bool:
+    """True when :func:`redact` is certain to leave ``text[:length]`` as it is: the first
+    ``length`` characters and the longest anchor's reach after them are ASCII (so the
+    rules' case-insensitive words are the anchors' lower-case forms) and hold no anchor
+    (:data:`_PREFIX_ANCHORS`). A rule rewrites a match only after its anchor (a lead's
+    secret word, an option, a scheme's ``://``; a key's first characters), and what a
+    rewrite puts in starts with ``[`` or a quote, which no anchor holds: no later rule finds
+    an anchor there either. About a microsecond, where :func:`redact` of a chat's message
+    takes about ten (plans/008-performance.md, round 9a)."""
+    window = text[: length + _ANCHOR_REACH]
+    return window.isascii() and _PREFIX_ANCHORS.search(window.lower()) is None
+
+
 _HINTS: tuple[str, ...] = tuple(sorted({hint for rule in _RULES for hint in rule.hints}))
 _HINTED: dict[tuple[str, ...], tuple[_Rule, ...]] = {}
 """The rules of :data:`_RULES` that each set of hints present selects (filled as met)."""
