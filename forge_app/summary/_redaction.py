@@ -342,20 +342,18 @@ def redact(text: str) -> str:
 
 
 _PREFIX_ANCHORS = re.compile(
-    "|".join(
-        [
-            _SECRET_WORD,  # the assignment rule's name word: "token", not "tokenizer"
-            "-----",  # a private key's block: its match starts before its hint
-            *(re.escape(h) for rule in _RULES if rule.name != "assignment" for h in rule.hints),
-        ]
-    )
+    _any_of(
+        {hint for rule in _RULES for hint in rule.hints} - {"token", "auth"} | {"-----"}
+    ).pattern
+    + "|token(?!s|iz)|auth(?!or)"
 )
-"""What stands in every match of a rule at or after where the match first changes the text,
-less one character: the secret word of an assignment's name (its lead, which the rewrite
-keeps), each other rule's hints (a lead's words, or a key's prefix at its start; Stripe's
-``k_live_`` one character in), and the ``-----`` a private key's block starts with."""
+"""What stands in every match of a rule at or before where the match first changes the text
+(at most one character after it): each rule's hints (a lead's words, kept by the rewrite, or
+a key's first characters; Stripe's ``k_live_`` one character in), but an assignment's
+``token`` and ``auth`` only as its secret word reads them (not ``tokenizer``, ``author``),
+and the ``-----`` a private key's block starts with."""
 _ANCHOR_REACH = max(len(hint) for rule in _RULES for hint in rule.hints)
-"""The longest anchor (``credentials``, the longest secret word, is shorter)."""
+"""The longest anchor."""
 
 
 def keeps_prefix(text: str, length: int) -> bool:

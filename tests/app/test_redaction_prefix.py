@@ -43,8 +43,7 @@ def test_a_kept_prefix_is_kept_for_every_shape_pad_and_length(text):
         (pad, length)
         for pad in PADS
         for length in range(len(pad + text) + 2)
-        if keeps_prefix(pad + text, length)
-        and redact(pad + text)[:length] != (pad + text)[:length]
+        if keeps_prefix(pad + text, length) and redact(pad + text)[:length] != (pad + text)[:length]
     ]
 
     assert wrong == []
