@@ -376,7 +376,9 @@ class Compactor:
         ]
         # The narration cap of prepared_summary: what it is certain to drop is not built.
         narration = NarrationBudget(self._transform.assistant_text, SUMMARY_NARRATION_BUDGET)
-        fresh_summary = bounded_summary(fresh, self._catalog, max_chars, text_limit, narration)
+        fresh_summary = bounded_summary(
+            fresh, self._catalog, max_chars, text_limit, narration, joined=True
+        )
         blocks.extend(fresh_summary.blocks)
         return ContextSummary.of_blocks(blocks)
 

@@ -253,6 +253,7 @@ class ContextSummary(BaseModel):
         *,
         classifier: CallClassifier | None = None,
         selection: Selection | None = None,
+        joined: bool = False,
     ) -> ContextSummary:
         """Summarise ``messages`` (forge-spec §9); ``catalog`` classifies the tool calls.
 
@@ -268,7 +269,9 @@ class ContextSummary(BaseModel):
 
         ``selection`` builds only the calls and assistant texts it names (a span without
         text-protocol turns: see :class:`Selection`); blocks start and end where they would
-        without it.
+        without it. ``joined``: blocks of one role with nothing built between them are one
+        block, as :meth:`of_blocks` joins them (for a caller that joins them anyway: a long
+        chat's asks, the assistant's texts left out, are one block instead of one each).
         """
         catalog = catalog if catalog is not None else ToolCatalog.default()
         classifier = classifier if classifier is not None else catalog.classifier()
@@ -288,7 +291,7 @@ class ContextSummary(BaseModel):
             if answered.marked or catalog.outcome(answer) != "unknown":
                 skipped.add(answered.observation)
         built = _BUILT.get()
-        blocks: list[SummaryBlock] = []
+        runs: list[tuple[Role, list[SummaryItem]]] = []  # each block's role and items
         role = Role.SYSTEM
         buffer: list[SummaryItem] = []
         todos: tuple[Todo, ...] = ()
@@ -303,11 +306,10 @@ class ContextSummary(BaseModel):
             speaker = Role.ASSISTANT if index in turns.orphans else message.role
             if speaker != role:
                 if buffer:
-                    blocks.append(
-                        SummaryBlock(role=role, contents=tuple(buffer))
-                        if built is None
-                        else built.block(role, buffer)
-                    )
+                    if joined and runs and runs[-1][0] == role:
+                        runs[-1][1].extend(buffer)
+                    else:
+                        runs.append((role, buffer))
                 buffer = []
                 role = speaker
             if index in turns.orphans:
@@ -336,11 +338,15 @@ class ContextSummary(BaseModel):
                 if written is not None:
                     todos = apply_todos(todos, written)
         if buffer:
-            blocks.append(
-                SummaryBlock(role=role, contents=tuple(buffer))
-                if built is None
-                else built.block(role, buffer)
-            )
+            if joined and runs and runs[-1][0] == role:
+                runs[-1][1].extend(buffer)
+            else:
+                runs.append((role, buffer))
+        blocks = (
+            [SummaryBlock(role=role, contents=tuple(items)) for role, items in runs]
+            if built is None
+            else [built.block(role, items) for role, items in runs]
+        )
         return cls(blocks=tuple(blocks))
 
     @classmethod
