@@ -59,21 +59,21 @@ def cut_for(summary: ContextSummary, kept_chars: float) -> ContextSummary | None
     fit puts it (where the first dropped ask was: no other note, no assistant item dropped).
     Not checked: :func:`bound_asks` checks it by a render."""
     said = list(user_texts(summary))
-    last = {item.text: position for position, item in said}  # as _repeated_asks reads it
-    asks = [(position, item.text) for position, item in said if last[item.text] == position]
+    last = {item.text: index for index, (_, item) in enumerate(said)}  # as _repeated_asks
     total = 0
-    kept = 0
-    for _, text in reversed(asks):  # newest first: the fit drops the oldest
+    for index in range(len(said) - 1, -1, -1):  # newest first: the fit drops the oldest
+        text = said[index][1].text
+        if last[text] != index:
+            continue  # said again later: a repeated ask, not one of the asks
         if total > kept_chars:
-            break
+            break  # this ask and the older ones go
         total += len(truncate_text(text, MIN_TEXT_LIMIT)) + TEXT_CHARS
-        kept += 1
-    dropped = [position for position, _ in asks[: len(asks) - kept]]
-    if not dropped:
-        return None
+    else:
+        return None  # every ask kept
+    dropped = [said[i][0] for i in range(index + 1) if last[said[i][1].text] == i]
     candidates = fit_candidates(summary)
     has_note = any(
-        isinstance(item, TextItem) and item.is_omission
+        isinstance(item, TextItem) and item.omitted
         for block in summary.blocks
         for item in block.contents
     )

@@ -57,10 +57,11 @@ def shows_error(item: ToolCallItem) -> bool:
     return not item.is_success or item.evidence is not None
 
 
-def _last_errors(summary: ContextSummary) -> set[Position]:
-    """The last failed line and the last line with evidence: the budget keeps them whole."""
-    failed = [position for position, item in _lines(summary) if not item.is_success]
-    shown = [position for position, item in _lines(summary) if item.evidence is not None]
+def _last_errors(lines: dict[Position, ToolCallItem]) -> set[Position]:
+    """The last failed line and the last line with evidence of ``lines`` (every tool line,
+    oldest first): the budget keeps them whole."""
+    failed = [position for position, item in lines.items() if not item.is_success]
+    shown = [position for position, item in lines.items() if item.evidence is not None]
     return {*failed[-1:], *shown[-1:]}
 
 
@@ -70,16 +71,18 @@ def user_texts(summary: ContextSummary) -> Iterator[tuple[Position, TextItem]]:
         if block.role != Role.USER:
             continue
         for item_index, item in enumerate(block.contents):
-            if isinstance(item, TextItem) and not item.is_omission:
+            if isinstance(item, TextItem) and not item.omitted:  # (is_omission, read directly)
                 yield (block_index, item_index), item
 
 
 def _repeated_asks(summary: ContextSummary) -> Iterator[tuple[Position, TextItem]]:
     """User texts said again later word for word, oldest first (the last saying is not)."""
     asks = list(user_texts(summary))
-    last = {item.text: position for position, item in asks}
-    for position, item in asks:
-        if last[item.text] != position:
+    last = {item.text: index for index, (_, item) in enumerate(asks)}
+    if len(last) == len(asks):
+        return  # none said again (a long chat's tens of thousands of asks)
+    for index, (position, item) in enumerate(asks):
+        if last[item.text] != index:
             yield position, item
 
 
@@ -139,7 +142,7 @@ def fit_candidates(summary: ContextSummary) -> list[tuple[Position, int, Change]
         (position, estimate(item), "narration") for position, item in narration_texts(summary)
     ]
     current = dict(_lines(summary))
-    kept = _last_errors(summary)
+    kept = _last_errors(current)
     for position, item in current.items():
         shorter = short_command(item)
         if shorter is not item:

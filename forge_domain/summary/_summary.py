@@ -335,10 +335,14 @@ class ContextSummary(BaseModel):
                 buffer.extend(_earlier_action(catalog, message.text))
                 continue
             turn = turns.answered.get(index)
-            text = message.text if turn is None else turn.action.narration
-            if text and (selection is None or selection.has_text(index, speaker)):
-                buffer.append(text_item(text) if memo is None else memo.item(message, text))
-            calls = list(message.tool_calls or ())
+            if selection is None or selection.has_text(index, speaker):  # (text read if so)
+                text = message.text if turn is None else turn.action.narration
+                if text:
+                    buffer.append(text_item(text) if memo is None else memo.item(message, text))
+            tool_calls = message.tool_calls
+            if not tool_calls and turn is None:
+                continue  # no call: nothing more (most messages of a chat)
+            calls = list(tool_calls or ())
             if selection is not None:  # a call left out writes no todo list (it is plain)
                 calls = [call for call in calls if call.id in selection.calls]
             for call in calls:
