@@ -54,7 +54,9 @@ _BACKTICKS = re.compile(r"`+")
 
 def is_summary_text(text: str) -> bool:
     """Return True when ``text`` is a frame rendered by the default template."""
-    return text.lstrip().startswith(SUMMARY_MARKER)
+    if text[:1].isspace():
+        text = text.lstrip()  # (a copy: only when there is white space to take off)
+    return text.startswith(SUMMARY_MARKER)
 
 
 def _longest_backtick_run(text: str) -> int:
