@@ -353,22 +353,25 @@ class Compactor:
         build of the other messages (droppable ones left out)."""
         earlier: list[TextMessage] = []  # summaries of earlier compactions, to fold
         fresh: list[ContextMessage] = []
+        user = Role.USER  # (an enum's member is slow to look up)
         for message in span:
             if message.droppable:
                 continue
-            if (
-                isinstance(message, TextMessage)
-                and message.summary_data is None
-                and is_summary_message(message)
-            ):  # a frame kept as text only (a file, a framework): its structure read back
-                data = earlier_summary(message.text).model_dump(mode="json")
-                message = message.model_copy(update={"summary_data": data})
-            if isinstance(message, TextMessage) and message.summary_data is not None:
-                earlier.append(message)
-                if message.tool_calls:  # an llm summary merged ahead of a turn: keep its calls
-                    fresh.append(message.model_copy(update={"content": None, "summary_data": None}))
-            else:
-                fresh.append(message)
+            if isinstance(message, TextMessage):
+                if (
+                    message.summary_data is None
+                    and message.role == user
+                    and is_summary_text(message.text)
+                ):  # a frame kept as text only (a file, a framework): its structure read back
+                    data = earlier_summary(message.text).model_dump(mode="json")
+                    message = message.model_copy(update={"summary_data": data})
+                if message.summary_data is not None:  # is_summary_message, read inline
+                    earlier.append(message)
+                    if message.tool_calls:  # an llm summary merged ahead of a turn: its calls
+                        update = {"content": None, "summary_data": None}
+                        fresh.append(message.model_copy(update=update))
+                    continue
+            fresh.append(message)
         blocks = [
             block
             for message in earlier
