@@ -71,7 +71,7 @@ def cut_for(summary: ContextSummary, kept_chars: float) -> ContextSummary | None
     else:
         return None  # every ask kept
     dropped = [said[i][0] for i in range(index + 1) if last[said[i][1].text] == i]
-    candidates = fit_candidates(summary)
+    candidates = fit_candidates(summary, said)
     has_note = any(
         isinstance(item, TextItem) and item.omitted
         for block in summary.blocks
