@@ -315,10 +315,20 @@ class ContextSummary(BaseModel):
         buffer: list[SummaryItem] = []
         todos: tuple[Todo, ...] = ()
         visit = selection.visit if selection is not None else None
-        system = Role.SYSTEM  # (an enum's member is slow to look up)
+        # Joined, an assistant message whose text is not built and that has no call builds
+        # nothing and ends no run: it is passed over (most of a long chat's).
+        quiet = selection.texts if joined and selection is not None else None
+        system, assistant = Role.SYSTEM, Role.ASSISTANT  # (an enum's member is slow to look up)
         for index in range(len(messages)) if visit is None else visit:
             message = messages[index]
             if not isinstance(message, TextMessage) or message.role == system:
+                continue
+            if (
+                quiet is not None
+                and message.role == assistant
+                and not message.tool_calls
+                and index not in quiet
+            ):
                 continue
             if index in skipped or is_only_media(message):
                 continue

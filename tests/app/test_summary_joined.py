@@ -10,14 +10,17 @@ block by block and then joined; and a compaction equals the one built block by b
 from __future__ import annotations
 
 import contextlib
+import json
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchmarks.generator import generate_session
 from benchmarks.replay_scale import chat_session
 from forge_app.compaction import _compactor
 from forge_app.compaction._compactor import Compactor
+from forge_app.files._transcripts import parse_transcript
 from forge_app.summary._bounded import NarrationBudget, bounded_summary
 from forge_domain import Compact, Context, Role, TextMessage
 from forge_domain.summary import ContextSummary
@@ -60,6 +63,21 @@ def test_a_selected_build_joined_equals_it_built_then_joined(max_chars: int) -> 
     apart = bounded_summary(messages, _CATALOG, max_chars, 2_000, cap)
     assert joined == _joined_after(apart)
     assert len(joined.blocks) < len(apart.blocks)
+
+
+@pytest.mark.parametrize("max_chars", [4_000, 40_000])
+@pytest.mark.parametrize("cap", [200, 16_000])
+def test_a_selected_tool_session_built_joined_equals_it_built_then_joined(
+    max_chars: int, cap: int
+) -> None:
+    data = json.dumps(generate_session(1_500, seed=2)).encode()
+    messages = list(parse_transcript(data, "generated.json").context)[:-10]
+    narration = NarrationBudget(str, cap)
+
+    joined = bounded_summary(messages, _CATALOG, max_chars, 2_000, narration, joined=True)
+
+    apart = bounded_summary(messages, _CATALOG, max_chars, 2_000, narration)
+    assert joined == _joined_after(apart)
 
 
 @pytest.mark.parametrize("max_tokens", [None, 3_000])
