@@ -30,7 +30,7 @@ from pydantic import ValidationError
 
 from forge_app.errors import CompactionFailed
 from forge_app.summary import earlier_summary
-from forge_app.summary._ask_bound import bound_asks
+from forge_app.summary._ask_bound import asks_certain_to_go, bound_asks
 from forge_app.summary._bounded import NarrationBudget, bounded_summary
 from forge_app.summary._budget import (
     MIN_TEXT_LIMIT,
@@ -43,6 +43,7 @@ from forge_app.summary._fit_summary import fit_summary
 from forge_app.summary._frame import SummaryFrame, is_summary_text
 from forge_app.summary.transformers import SummaryTransformer, redaction_memo
 from forge_app.summary.transformers._keep_last_operation import aggregate_operations
+from forge_app.summary.transformers._redact_secrets import prefix_kept
 from forge_domain import (
     BudgetStatus,
     Compact,
@@ -82,13 +83,39 @@ def prepared_summary(
     The narration the bound drops whatever it reads is not redacted (a long chat's
     summary keeps a few of its tens of thousands of assistant texts;
     :func:`narration_certain_to_go`)."""
+    return _prepared(summary, transform, text_limit)[0]
+
+
+def _prepared(
+    summary: ContextSummary,
+    transform: Callable[[ContextSummary], ContextSummary],
+    text_limit: int,
+    asks_within: int | None = None,
+) -> tuple[ContextSummary, bool]:
+    """:func:`prepared_summary`; with ``asks_within`` (the frame's characters, when
+    :func:`bound_asks` follows) the user asks it is certain to drop, told apart without
+    redacting them (:func:`asks_certain_to_go`), are not redacted either. Also whether
+    any ask was left so: the bound must then drop them (else they are redacted after all)."""
+    spared_asks = False
     if isinstance(transform, SummaryTransformer):
         going = narration_certain_to_go(
             summary, transform.assistant_text, text_limit, SUMMARY_NARRATION_BUDGET
         )
-        transform = transform.sparing(going)
-    merged = aggregate_operations(transform(summary))
-    return drop_oldest_narration(limit_texts(merged, text_limit), SUMMARY_NARRATION_BUDGET)
+        if asks_within is not None and transform.redact_secrets:
+            summary = transform.unredacted(summary)
+            kept = prefix_kept(MIN_TEXT_LIMIT)
+            asks = asks_certain_to_go(
+                summary, transform.assistant_text, kept, text_limit, asks_within
+            )
+            spared_asks = bool(asks)
+            transformed = transform.sparing([*going, *asks]).redacted(summary)
+        else:
+            transformed = transform.sparing(going)(summary)
+    else:
+        transformed = transform(summary)
+    merged = aggregate_operations(transformed)
+    prepared = drop_oldest_narration(limit_texts(merged, text_limit), SUMMARY_NARRATION_BUDGET)
+    return prepared, spared_asks
 
 
 def is_summary_message(message: ContextMessage) -> bool:
@@ -301,11 +328,24 @@ class Compactor:
         # Each step's input is let go when it returns (no list of the built blocks held
         # here): a long chat's built items are mostly dropped by the narration budget and
         # the ask bound, and need not stay alive through the fit.
-        summary = prepared_summary(
-            self._built(span, max_chars, text_limit), self._transform, text_limit
+        return fit_summary(
+            self._bounded(self._built(span, max_chars, text_limit), text_limit, max_chars),
+            self._frame.render,
+            max_chars,
         )
-        summary = bound_asks(summary, self._frame.render, max_chars)
-        return fit_summary(summary, self._frame.render, max_chars)
+
+    def _bounded(self, built: ContextSummary, text_limit: int, max_chars: int) -> ContextSummary:
+        """``built`` prepared (:func:`prepared_summary`) and its asks bounded
+        (:func:`bound_asks`); the asks the bound is certain to drop are not redacted, unless
+        the bound keeps them after all: then ``built`` is prepared again, every ask redacted."""
+        render = self._frame.render
+        prepared, spared_asks = _prepared(built, self._transform, text_limit, max_chars)
+        bounded = bound_asks(prepared, render, max_chars)
+        if spared_asks and bounded is prepared:
+            return bound_asks(
+                prepared_summary(built, self._transform, text_limit), render, max_chars
+            )
+        return bounded
 
     def _built(
         self, span: Sequence[ContextMessage], max_chars: int, text_limit: int
@@ -321,19 +361,21 @@ class Compactor:
                 continue
             if message.droppable:
                 continue
-            if isinstance(message, TextMessage) and message.summary_data is None:
-                if message.role != user or not is_summary_text(message.text):
-                    fresh.append(message)  # (not is_summary_message)
+            if isinstance(message, TextMessage):
+                if (
+                    message.summary_data is None
+                    and message.role == user
+                    and is_summary_text(message.text)
+                ):  # a frame kept as text only (a file, a framework): its structure read back
+                    data = earlier_summary(message.text).model_dump(mode="json")
+                    message = message.model_copy(update={"summary_data": data})
+                if message.summary_data is not None:  # is_summary_message, read inline
+                    earlier.append(message)
+                    if message.tool_calls:  # an llm summary merged ahead of a turn: its calls
+                        update = {"content": None, "summary_data": None}
+                        fresh.append(message.model_copy(update=update))
                     continue
-                # a frame kept as text only (a file, a framework): its structure read back
-                data = earlier_summary(message.text).model_dump(mode="json")
-                message = message.model_copy(update={"summary_data": data})
-            if isinstance(message, TextMessage) and message.summary_data is not None:
-                earlier.append(message)
-                if message.tool_calls:  # an llm summary merged ahead of a turn: keep its calls
-                    fresh.append(message.model_copy(update={"content": None, "summary_data": None}))
-            else:
-                fresh.append(message)
+            fresh.append(message)
         blocks = [
             block
             for message in earlier
@@ -341,7 +383,9 @@ class Compactor:
         ]
         # The narration cap of prepared_summary: what it is certain to drop is not built.
         narration = NarrationBudget(self._transform.assistant_text, SUMMARY_NARRATION_BUDGET)
-        fresh_summary = bounded_summary(fresh, self._catalog, max_chars, text_limit, narration)
+        fresh_summary = bounded_summary(
+            fresh, self._catalog, max_chars, text_limit, narration, joined=True
+        )
         blocks.extend(fresh_summary.blocks)
         return ContextSummary.of_blocks(blocks)
 

@@ -181,7 +181,8 @@ def prune_tool_outputs(
     indices: list[int] = []
     for index, message in enumerate(messages):
         if isinstance(message, TextMessage):
-            calls.update((call.id, call) for call in message.tool_calls or ())
+            if message.tool_calls:  # (most messages of a chat have none: no generator)
+                calls.update((call.id, call) for call in message.tool_calls)
             continue
         earlier = first_seen.setdefault(message.text, message.call_id) if message.text else None
         if index >= protect_from or not _is_prunable(message):

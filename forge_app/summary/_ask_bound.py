@@ -36,6 +36,9 @@ __all__: list[str] = []  # internal: used by the compactor
 
 KEPT_SHARE = 2
 """How many times the limit the newest asks kept add up to (cut short), at least."""
+PREFIX = 32
+"""Characters of an ask that tell it apart from the others without redacting it
+(:func:`asks_certain_to_go`); fewer than ``MIN_TEXT_LIMIT``, so no cut reaches them."""
 
 
 def bound_asks(
@@ -56,21 +59,21 @@ def cut_for(summary: ContextSummary, kept_chars: float) -> ContextSummary | None
     fit puts it (where the first dropped ask was: no other note, no assistant item dropped).
     Not checked: :func:`bound_asks` checks it by a render."""
     said = list(user_texts(summary))
-    last = {item.text: position for position, item in said}  # as _repeated_asks reads it
-    asks = [(position, item.text) for position, item in said if last[item.text] == position]
+    last = {item.text: index for index, (_, item) in enumerate(said)}  # as _repeated_asks
     total = 0
-    kept = 0
-    for _, text in reversed(asks):  # newest first: the fit drops the oldest
+    for index in range(len(said) - 1, -1, -1):  # newest first: the fit drops the oldest
+        text = said[index][1].text
+        if last[text] != index:
+            continue  # said again later: a repeated ask, not one of the asks
         if total > kept_chars:
-            break
+            break  # this ask and the older ones go
         total += len(truncate_text(text, MIN_TEXT_LIMIT)) + TEXT_CHARS
-        kept += 1
-    dropped = [position for position, _ in asks[: len(asks) - kept]]
-    if not dropped:
-        return None
-    candidates = fit_candidates(summary)
+    else:
+        return None  # every ask kept
+    dropped = [said[i][0] for i in range(index + 1) if last[said[i][1].text] == i]
+    candidates = fit_candidates(summary, said)
     has_note = any(
-        isinstance(item, TextItem) and item.is_omission
+        isinstance(item, TextItem) and item.omitted
         for block in summary.blocks
         for item in block.contents
     )
@@ -80,3 +83,67 @@ def cut_for(summary: ContextSummary, kept_chars: float) -> ContextSummary | None
     ):
         return None
     return cuts_applied(summary, candidates, dict.fromkeys(dropped, "ask"))
+
+
+def asks_certain_to_go(
+    summary: ContextSummary,
+    final: Callable[[str], str],
+    kept: Callable[[str], bool],
+    limit: int,
+    max_chars: int,
+) -> list[TextItem]:
+    """User texts of ``summary`` (transformed, not yet redacted) that :func:`bound_asks`
+    of it, once each text is made ``final`` (redacted) and cut to ``limit``
+    (:func:`~forge_app.summary._budget.limit_texts`), drops as ``user asks`` whatever
+    they read: so they need not be redacted (``prepared_summary`` spares them).
+
+    The asks the bound keeps are read as it reads them (newest first, the last saying of
+    each final text, until they pass ``KEPT_SHARE * max_chars`` cut short), their texts
+    made final; older ones all go, as ``user asks`` or, said again later, as ``repeated
+    user asks``. Which of the two is decided on final texts, so an older ask is left as
+    it is only when its first :data:`PREFIX` characters are certain to stay in its final
+    text and no other ask's final text starts with them: then its text, final or as it
+    is, equals no other's, and every other ask reads as it would. They stay when
+    ``kept(text)`` (the redaction leaves the first ``MIN_TEXT_LIMIT`` characters as they
+    are and they are ASCII: :func:`~forge_app.summary._redaction.keeps_prefix`) and one of
+    them from the ``PREFIX``-th on is not white space: a cut to ``limit``
+    (``MIN_TEXT_LIMIT`` at least) takes white space off its end (``rstrip``) and a cut
+    text's marker (`` …``) off before it is cut again, neither past that character. ``[]``
+    when none goes (the bound then leaves the summary to the fit, every text redacted)."""
+    user = Role.USER
+    said = [
+        item
+        for block in summary.blocks
+        if block.role == user
+        for item in block.contents
+        if isinstance(item, TextItem) and not item.omitted  # as user_texts reads them
+    ]
+    limit = max(limit, MIN_TEXT_LIMIT)  # as limit_texts reads it
+    kept_chars = KEPT_SHARE * max_chars
+    keys: dict[str, int] = {}  # per first PREFIX characters of a final text, how many
+    seen: set[str] = set()
+    total = 0
+    boundary = -1  # the newest ask that goes as a user ask: it and the older ones go
+    for index in range(len(said) - 1, -1, -1):
+        text = truncate_text(final(said[index].text), limit)
+        if text not in seen:
+            seen.add(text)
+            if total > kept_chars:
+                boundary = index
+                break
+            total += len(truncate_text(text, MIN_TEXT_LIMIT)) + TEXT_CHARS
+        keys[text[:PREFIX]] = keys.get(text[:PREFIX], 0) + 1
+    if boundary < 0:
+        return []
+    as_is: list[tuple[str, TextItem]] = []  # the older asks whose prefix stays, and it
+    for item in said[: boundary + 1]:
+        text = item.text
+        if text[PREFIX - 1 : MIN_TEXT_LIMIT].strip() and kept(text):
+            key = text[:PREFIX]
+            as_is.append((key, item))
+        else:
+            key = truncate_text(final(text), limit)[:PREFIX]
+        keys[key] = keys.get(key, 0) + 1
+    # An item object standing elsewhere too (the same key, if as a user text; else as an
+    # assistant's text, which the bound drops, every one) is left as it is there as well.
+    return [item for key, item in as_is if keys[key] == 1]

@@ -167,19 +167,23 @@ def bounded_summary(
     max_chars: int,
     text_limit: int,
     narration: NarrationBudget | None = None,
+    joined: bool = False,
 ) -> ContextSummary:
     """:func:`~forge_app.summary._build.build_summary` of ``messages`` for a frame of
     ``max_chars``, built from what :func:`plan_span` selects (the whole span when it is
     None); ``narration``: the cap its caller puts on the assistant texts, which then builds
-    none of those it is certain to drop (see :func:`plan_span`)."""
+    none of those it is certain to drop (see :func:`plan_span`); ``joined``: for a caller
+    that joins runs of one role's blocks (``ContextSummary.from_messages``)."""
     classifier = catalog.classifier()
     plan = plan_span(messages, catalog, classifier, max_chars, text_limit, narration)
     if plan is None:
-        summary = ContextSummary.from_messages(messages, catalog, classifier=classifier)
+        summary = ContextSummary.from_messages(
+            messages, catalog, classifier=classifier, joined=joined
+        )
     else:
         summary = plan.noted(
             ContextSummary.from_messages(
-                messages, catalog, classifier=classifier, selection=plan.selection
+                messages, catalog, classifier=classifier, selection=plan.selection, joined=joined
             )
         )
     return with_last_error(summary, messages)

@@ -72,16 +72,20 @@ def user_texts(summary: ContextSummary) -> Iterator[tuple[Position, TextItem]]:
         if block.role != Role.USER:
             continue
         for item_index, item in enumerate(block.contents):
-            if isinstance(item, TextItem) and not item.is_omission:
+            if isinstance(item, TextItem) and not item.omitted:  # (is_omission, read directly)
                 yield (block_index, item_index), item
 
 
-def _repeated_asks(summary: ContextSummary) -> Iterator[tuple[Position, TextItem]]:
-    """User texts said again later word for word, oldest first (the last saying is not)."""
-    asks = list(user_texts(summary))
-    last = {item.text: position for position, item in asks}
-    for position, item in asks:
-        if last[item.text] != position:
+def _repeated_asks(
+    asks: list[tuple[Position, TextItem]],
+) -> Iterator[tuple[Position, TextItem]]:
+    """Of ``asks`` (a summary's :func:`user_texts`), those said again later word for word,
+    oldest first (the last saying is not)."""
+    last = {item.text: index for index, (_, item) in enumerate(asks)}
+    if len(last) == len(asks):
+        return  # none said again (a long chat's tens of thousands of asks)
+    for index, (position, item) in enumerate(asks):
+        if last[item.text] != index:
             yield position, item
 
 
@@ -131,12 +135,15 @@ def short_evidence(item: ToolCallItem) -> ToolCallItem:
     return item.model_copy(update={"evidence": cut}) if len(cut) < len(item.evidence) else item
 
 
-def fit_candidates(summary: ContextSummary) -> list[tuple[Position, int, Change]]:
+def fit_candidates(
+    summary: ContextSummary, asks: list[tuple[Position, TextItem]] | None = None
+) -> list[tuple[Position, int, Change]]:
     """What may go, in the order it goes, with about what each saves: the oldest assistant
     texts; long commands shortened; tool lines that changed no file and showed no error;
     repeated asks; the evidence of old errors shortened to its error line; then the lines
     of old errors that changed no file. The last error keeps its line and its evidence
-    (its command only shortened)."""
+    (its command only shortened). ``asks``: the summary's :func:`user_texts`, when the
+    caller has read them."""
     candidates: list[tuple[Position, int, Change]] = [
         (position, estimate(item), "narration") for position, item in narration_texts(summary)
     ]
@@ -154,7 +161,8 @@ def fit_candidates(summary: ContextSummary) -> list[tuple[Position, int, Change]
         if position not in errors and item.tool.kind not in KEPT_KINDS
     ]
     candidates += [
-        (position, estimate(item), "repeated_ask") for position, item in _repeated_asks(summary)
+        (position, estimate(item), "repeated_ask")
+        for position, item in _repeated_asks(list(user_texts(summary)) if asks is None else asks)
     ]
     old = {position: item for position, item in errors.items() if position not in kept}
     for position, item in old.items():

@@ -57,7 +57,9 @@ _HEAD = f"{SUMMARY_MARKER}\n{SUMMARY_PREAMBLE}\n\n## Summary\n\n"
 
 def is_summary_text(text: str) -> bool:
     """Return True when ``text`` is a frame rendered by the default template."""
-    return text.lstrip().startswith(SUMMARY_MARKER)
+    if text[:1].isspace():
+        text = text.lstrip()  # (a copy: only when there is white space to take off)
+    return text.startswith(SUMMARY_MARKER)
 
 
 def default_template_dir(name: str = TEMPLATE_NAME) -> Path:

@@ -341,6 +341,34 @@ def redact(text: str) -> str:
     return text
 
 
+_PREFIX_ANCHORS = re.compile(
+    _any_of(
+        {hint for rule in _RULES for hint in rule.hints} - {"token", "auth"} | {"-----"}
+    ).pattern
+    + "|token(?!s|iz)|auth(?!or)"
+)
+"""What stands in every match of a rule at or before where the match first changes the text
+(at most one character after it): each rule's hints (a lead's words, kept by the rewrite, or
+a key's first characters; Stripe's ``k_live_`` one character in), but an assignment's
+``token`` and ``auth`` only as its secret word reads them (not ``tokenizer``, ``author``),
+and the ``-----`` a private key's block starts with."""
+_ANCHOR_REACH = max(len(hint) for rule in _RULES for hint in rule.hints)
+"""The longest anchor."""
+
+
+def keeps_prefix(text: str, length: int) -> bool:
+    """True when :func:`redact` is certain to leave ``text[:length]`` as it is: the first
+    ``length`` characters and the longest anchor's reach after them are ASCII (so the
+    rules' case-insensitive words are the anchors' lower-case forms) and hold no anchor
+    (:data:`_PREFIX_ANCHORS`). A rule rewrites a match only after its anchor (a lead's
+    secret word, an option, a scheme's ``://``; a key's first characters), and what a
+    rewrite puts in starts with ``[`` or a quote, which no anchor holds: no later rule finds
+    an anchor there either. About a microsecond, where :func:`redact` of a chat's message
+    takes about ten (plans/008-performance.md, round 9a)."""
+    window = text[: length + _ANCHOR_REACH]
+    return window.isascii() and _PREFIX_ANCHORS.search(window.lower()) is None
+
+
 _HINTS: tuple[str, ...] = tuple(sorted({hint for rule in _RULES for hint in rule.hints}))
 _HINTED: dict[tuple[str, ...], tuple[_Rule, ...]] = {}
 """The rules of :data:`_RULES` that each set of hints present selects (filled as met)."""

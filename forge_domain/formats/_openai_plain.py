@@ -8,26 +8,18 @@ and returns None for any other, which the general reader then reads.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel
 
 from forge_domain._messages import ContextMessage, Role, TextMessage, ToolCall, ToolResult
 from forge_domain._token_estimates import CHARS_PER_TOKEN
+from forge_domain._unvalidated import built as _built
+from forge_domain._unvalidated import key_sharing as _key_sharing
 
 __all__: list[str] = []  # internal: _plain_message, for openai_format.messages_from_openai
 
 _PLAIN_ROLES = {"system": Role.SYSTEM, "user": Role.USER, "assistant": Role.ASSISTANT}
-
-_Model = TypeVar("_Model", bound=BaseModel)
-_new = object.__new__
-_slots = BaseModel.__dict__
-_set_dict = _slots["__dict__"].__set__
-_set_fields_set = _slots["__pydantic_fields_set__"].__set__
-_set_extra = _slots["__pydantic_extra__"].__set__
-_set_private = _slots["__pydantic_private__"].__set__
-"""The setters of a model's four slots, called directly: a third faster than
-``object.__setattr__``, which looks each name up first (plans/008-performance.md, round 7a)."""
 
 
 def _defaults(model: type[BaseModel], made: tuple[str, ...]) -> dict[str, Any]:
@@ -40,33 +32,6 @@ def _defaults(model: type[BaseModel], made: tuple[str, ...]) -> dict[str, Any]:
         raise TypeError(f"{model.__name__}: fields {made} are not its last, made by dict()")
     return {k: None if f.is_required() else f.default for k, f in fields.items() if k not in made}
 
-
-def _key_sharing(fields: dict[str, Any]) -> dict[str, Any]:
-    """``fields`` (each model's fields, then the estimate the reader stores) as a dict whose
-    copies share one key table and hold only their values (a "split" dict, PEP 412): on
-    CPython 3.11 a copy of a text message's 15 keys takes 192 bytes instead of 464, a tool
-    result's 8 keys 136 and a call's 6 keys 120 instead of 272: 26 MiB less for the 100,000
-    messages of a chat (plans/008-performance.md, round 8c). Equal, with its keys in the
-    same order, to the plain dict; a key added to a copy makes that copy a plain dict; on a
-    Python without split dicts the copies are plain dicts."""
-
-    class _Keys:
-        """Its instances' dicts share one key table (the class's), filled in order below."""
-
-    holder = _Keys()
-    for name, value in fields.items():
-        setattr(holder, name, value)
-    for _ in range(_SHARED_KEYS_MAX):
-        _Keys()  # each new instance takes one slot of room from the table, down to one
-    return vars(holder)
-
-
-_SHARED_KEYS_MAX = 30
-"""The keys a class's shared table may hold (CPython's ``SHARED_KEYS_MAX_SIZE``). A copy of a
-split dict holds a value slot for each key of the table and each slot of room left; every
-instance of the class made takes one slot of room (down to one), so once as many have been
-made, a copy holds one slot more than its keys instead of 30 (192 bytes instead of 296 for
-15 keys)."""
 
 _TEXT_DEFAULTS = _key_sharing(
     {**_defaults(TextMessage, ("extra",)), "extra": None, "approx_tokens": None}
@@ -88,19 +53,6 @@ _SET_CALL = {"id", "name", "arguments"}
 """The fields set of each plain shape, one set per shape shared by every model the reader
 builds (about 216 bytes a message less; plans/008-performance.md, round 7a). Nothing changes
 a frozen model's fields set in place: pydantic's copies take a copy of it."""
-
-
-def _built(model: type[_Model], fields: dict[str, Any], fields_set: set[str]) -> _Model:
-    """What ``model(**{name: fields[name] for name in fields_set})`` builds, without its
-    validation: ``fields`` holds every field, of the types the model declares (checked by
-    the caller: plain strings, a :class:`Role`, tuples of built calls), and may hold the
-    message's token estimate after them; ``fields_set`` is shared (see :data:`_SET_TEXT`)."""
-    built = _new(model)
-    _set_dict(built, fields)
-    _set_fields_set(built, fields_set)
-    _set_extra(built, None)
-    _set_private(built, None)
-    return built
 
 
 def _plain_message(raw: object) -> ContextMessage | None:

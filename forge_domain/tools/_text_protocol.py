@@ -124,7 +124,10 @@ NO_TURNS = TextTurns({}, ())
 def text_action(text: str) -> TextAction | None:
     """The action written in an assistant's ``text``, or None when it holds none (or more
     than one, which a harness refuses to run)."""
-    functions = list(_FUNCTION.finditer(text)) if "<function=" in text else []
+    has_function = "<function=" in text
+    if not has_function and "```" not in text:
+        return None  # no function block, no fence: no action (most texts of a chat)
+    functions = list(_FUNCTION.finditer(text)) if has_function else []
     if functions:
         if len(functions) != 1:
             return None

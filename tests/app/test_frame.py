@@ -7,6 +7,8 @@ import re
 
 import jinja2
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from forge_app.errors import TemplateNotFound
 from forge_app.summary._frame import (
@@ -436,3 +438,12 @@ def test_frame_custom_template_with_unknown_name_fails_loudly(tmp_path):
 def test_frame_renders_the_working_dir_itself_as_dot():
     actual = FRAME.render(_summary((Role.ASSISTANT, (_call(FileReadTool(path="")),))))
     assert "**Read:** `.`\n" in actual
+
+
+@given(
+    st.text(alphabet=" \t\n\u00a0\u2003x<!-#", max_size=12), st.sampled_from(["", SUMMARY_MARKER])
+)
+def test_is_summary_text_reads_past_leading_white_space_only(before: str, marker: str) -> None:
+    text = before + marker + " tail"
+
+    assert is_summary_text(text) is text.lstrip().startswith(SUMMARY_MARKER)

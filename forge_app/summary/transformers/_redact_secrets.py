@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -10,13 +10,13 @@ from typing import TypeVar, cast
 
 from pydantic import BaseModel
 
-from forge_app.summary._redaction import redact
+from forge_app.summary._redaction import keeps_prefix, redact
 from forge_domain.summary import ContextSummary, SummaryBlock, SummaryItem, TextItem
 
 __all__ = [
     "RedactSecrets",
     "redaction_memo",
-]  # redacted_text: for SummaryTransformer
+]  # redacted_text: for SummaryTransformer; prefix_kept: for the compactor's ask bound
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -49,6 +49,23 @@ def redacted_text(text: str) -> str:
     """``text`` as :class:`RedactSecrets` leaves it (through the current memo, if any)."""
     redactor = _SCOPE.get()
     return redact(text) if redactor is None else redactor.text(text)
+
+
+def prefix_kept(length: int) -> Callable[[str], bool]:
+    """:func:`keeps_prefix` of a text and ``length`` (through the current memo, if any: a
+    fit's spans share their asks, which are not redacted when the ask bound drops them)."""
+    redactor = _SCOPE.get()
+    if redactor is None:
+        return lambda text: keeps_prefix(text, length)
+    known = redactor.prefixes.setdefault(length, {})
+
+    def kept(text: str) -> bool:
+        found = known.get(text)
+        if found is None:
+            found = known[text] = keeps_prefix(text, length)
+        return found
+
+    return kept
 
 
 @dataclass(frozen=True)
@@ -91,6 +108,8 @@ class _Redactor:
     """What each string seen so far redacts to."""
     models: dict[int, tuple[BaseModel, BaseModel]] = field(default_factory=dict)
     """Each model seen so far (by identity, kept alive here) and what it redacts to."""
+    prefixes: dict[int, dict[str, bool]] = field(default_factory=dict)
+    """Per length, whether each string seen so far keeps that prefix (:func:`prefix_kept`)."""
 
     def block(self, block: SummaryBlock, spared: Collection[int] = ()) -> SummaryBlock:
         """``block`` with its items redacted (those in ``spared`` left as they are); the

@@ -37,6 +37,12 @@ class SummaryTransformer:
     @property
     def pipeline(self) -> Pipe[ContextSummary]:
         """The steps, as one pipe."""
+        steps = self._steps_before_redaction()
+        if self.redact_secrets:
+            steps.append(RedactSecrets(self.spared))
+        return pipe(*steps)
+
+    def _steps_before_redaction(self) -> list[Transformer[ContextSummary]]:
         steps: list[Transformer[ContextSummary]] = [
             DropRole(Role.SYSTEM),
             DedupeRole(Role.USER),
@@ -44,17 +50,26 @@ class SummaryTransformer:
         ]
         if self.cwd:
             steps.append(StripWorkingDir(self.cwd))
-        if self.redact_secrets:
-            steps.append(RedactSecrets(self.spared))
-        return pipe(*steps)
+        return steps
+
+    def unredacted(self, summary: ContextSummary) -> ContextSummary:
+        """The pipeline's steps but the redaction: :meth:`redacted` of this is the pipeline's
+        result (for a caller that reads the texts before choosing what to spare)."""
+        return pipe(*self._steps_before_redaction())(summary)
+
+    def redacted(self, summary: ContextSummary) -> ContextSummary:
+        """The pipeline's last step alone: the redaction (sparing :attr:`spared`), if on."""
+        return RedactSecrets(self.spared)(summary) if self.redact_secrets else summary
 
     def sparing(self, items: Collection[TextItem]) -> SummaryTransformer:
-        """This pipeline, leaving ``items`` (assistant texts the caller drops before anything
-        reads them) unredacted: a long chat's narration is mostly dropped by its budget."""
+        """This pipeline, leaving ``items`` (texts the caller drops before anything reads
+        them) unredacted: a long chat's narration is mostly dropped by its budget, its asks
+        by the ask bound."""
         return replace(self, spared=frozenset(map(id, items))) if items else self
 
     def assistant_text(self, text: str) -> str:
-        """What the pipeline makes of an assistant's text: only the redaction changes it."""
+        """What the pipeline makes of an assistant's text: only the redaction changes it
+        (a user's text too, when it stays: the other steps drop repeats, never rewrite)."""
         return redacted_text(text) if self.redact_secrets else text
 
     def __call__(self, summary: ContextSummary, /) -> ContextSummary:
