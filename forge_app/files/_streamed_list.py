@@ -112,14 +112,12 @@ def streamed_openai_list(
         if chunks.skip_whitespace() == "]":
             chunks.position += 1
         else:
-            batch: list[JsonValue] = []
-            while _read_entry(chunks, batch):
-                if len(batch) == _BATCH:
-                    if not _taken(batch, entries, messages):
-                        return None
-                    batch = []
-            if not _taken(batch, entries, messages):
-                return None
+            going_on = True
+            while going_on:
+                batch: list[JsonValue] = []
+                going_on = _read_entries(chunks, batch)
+                if not _taken(batch, entries, messages):
+                    return None
         if chunks.skip_whitespace() != "":
             return None  # what follows the list: the whole-file reader says what is wrong
     except (_NotStreamed, UnicodeDecodeError):
@@ -134,27 +132,39 @@ _SEPARATOR = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")
 _decode = json.JSONDecoder().raw_decode
 
 
-def _read_entry(chunks: _Chunks, batch: list[JsonValue]) -> bool:
-    """Decode the entry at the read position into ``batch`` and read past the comma after
-    it (True) or the list's end (False), reading more of the file as needed."""
-    while True:
-        text, position = chunks.text, chunks.position
+def _read_entries(chunks: _Chunks, batch: list[JsonValue]) -> bool:
+    """Decode up to :data:`_BATCH` entries from the read position into ``batch``, each with
+    the comma after it; True when the list goes on after them, False when its end was read
+    past. Reads more of the file when an entry, or what follows it, may be cut off."""
+    text, position = chunks.text, chunks.position
+    while len(batch) < _BATCH:
         try:
             value, end = _decode(text, position)
         except json.JSONDecodeError as exc:
             cut_off = exc.pos >= len(text) - _ESCAPE_CHARS or exc.msg.startswith(_CUT_OFF)
-            if cut_off and chunks.more():
-                continue  # the value goes on in the next chunk
-            raise _NotStreamed from None
+            if not cut_off or not _more(chunks, position):
+                raise _NotStreamed from None
+            text, position = chunks.text, chunks.position  # the value goes on: decode again
+            continue
         separator = _SEPARATOR.match(text, end)
-        if separator is None or separator.end() == len(text):
-            if chunks.more():
-                continue  # decode it again, whole: a number, or what follows, may go on
-            if separator is None:
-                raise _NotStreamed
+        if (separator is None or separator.end() == len(text)) and _more(chunks, position):
+            text, position = chunks.text, chunks.position  # a number, or what follows, may
+            continue  # go on: decode it again, whole
+        if separator is None:
+            raise _NotStreamed
         batch.append(value)
-        chunks.position = separator.end()
-        return separator.group(1) == ","
+        position = separator.end()
+        if separator.group(1) == "]":
+            chunks.position = position
+            return False
+    chunks.position = position
+    return True
+
+
+def _more(chunks: _Chunks, position: int) -> bool:
+    """:meth:`_Chunks.more` from ``position``."""
+    chunks.position = position
+    return chunks.more()
 
 
 def _taken(
