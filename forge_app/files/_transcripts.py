@@ -13,13 +13,14 @@ Writes are atomic (``_atomic``): a failed run never leaves a truncated output be
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import stat
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, cast
+from typing import BinaryIO, Literal, cast
 
 from forge_app.errors import MalformedJson, NotATranscript, OutputNotWritten, TranscriptNotFound
 from forge_app.files._atomic import STDIO as STDIO  # the CLI reads it from here
@@ -34,6 +35,7 @@ from forge_app.files._containers import (
     read_container,
 )
 from forge_app.files._file_format import FileFormat as FileFormat
+from forge_app.files._streamed_list import STREAM_MIN_BYTES, streamed_openai_list
 from forge_app.files._strict_json import is_plain, is_plain_but, loads, loads_unwalked
 from forge_domain import (
     Context,
@@ -306,7 +308,9 @@ def read_transcript(path: Path | str, fmt: FileFormat | None = None) -> Transcri
     The file's bytes are let go once decoded, before the messages are built, so the read
     never holds the bytes, the decoded document and the messages at once; a document the
     strict reader must read (a number out of range, nesting too deep) is read from the file
-    again for it (plans/008-performance.md, round 7a).
+    again for it (plans/008-performance.md, round 7a). A large JSON list of OpenAI messages
+    is read entry by entry instead, never all its bytes or entries at once
+    (:mod:`._streamed_list`, round 9).
 
     Raises:
         TranscriptNotFound: the file is missing, unreadable, a symlink loop, or not a
@@ -319,6 +323,10 @@ def read_transcript(path: Path | str, fmt: FileFormat | None = None) -> Transcri
         if stdin is None:  # replaced by a text stream (tests, embedding applications)
             return parse_transcript(sys.stdin.read(), "<stdin>", fmt)
         return parse_transcript(stdin.read(), "<stdin>", fmt)
+    if not _lines_only(path, fmt) and fmt in (None, "openai"):
+        streamed = _streamed_transcript(path)
+        if streamed is not None:
+            return streamed
     data = _read_regular_file(path)
     if not _lines_only(path, fmt):
         document = loads_unwalked(data)
@@ -347,8 +355,37 @@ _FILE_KINDS = (
 )
 
 
+def _streamed_transcript(path: Path | str) -> Transcript | None:
+    """The transcript of a large JSON list of OpenAI messages, read entry by entry
+    (:mod:`._streamed_list`); None for a smaller file or one that reader leaves to the
+    whole-file reader."""
+    with _open_regular_file(path) as stream:
+        if os.fstat(stream.fileno()).st_size < STREAM_MIN_BYTES:
+            return None
+        text = io.TextIOWrapper(stream, encoding="utf-8", errors="strict", newline="")
+        try:
+            read = streamed_openai_list(text)
+        except OSError as exc:
+            raise TranscriptNotFound(path, exc.strerror or str(exc)) from exc
+        finally:
+            text.detach()
+    if read is None:
+        return None
+    entries, messages = read
+    return _transcript(path, entries, {}, "list", "openai", messages)
+
+
 def _read_regular_file(path: Path | str) -> bytes:
-    """The bytes of ``path``, which must be a regular file.
+    """The bytes of ``path``, which must be a regular file (see :func:`_open_regular_file`)."""
+    with _open_regular_file(path) as stream:
+        try:
+            return stream.read()
+        except OSError as exc:
+            raise TranscriptNotFound(path, exc.strerror or str(exc)) from exc
+
+
+def _open_regular_file(path: Path | str) -> BinaryIO:
+    """``path`` opened for reading; it must be a regular file.
 
     Opened without blocking and checked with ``fstat`` on the open descriptor, so a
     FIFO with no writer is refused at once and nothing can be swapped in between.
@@ -365,11 +402,7 @@ def _read_regular_file(path: Path | str) -> bytes:
     if problem:
         os.close(descriptor)
         raise TranscriptNotFound(path, problem)
-    with os.fdopen(descriptor, "rb") as stream:
-        try:
-            return stream.read()
-        except OSError as exc:
-            raise TranscriptNotFound(path, exc.strerror or str(exc)) from exc
+    return os.fdopen(descriptor, "rb")
 
 
 def _kind_problem(file: Path | str | int) -> str:
