@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import io
-
 import pytest
 from rich.table import Table
 
@@ -22,14 +20,12 @@ def test_console_prints_user_text_as_it_is(console, text):
     table = Table(title=text)
     table.add_column(text)
     table.add_row(text)
-    buffer = io.StringIO()
-    saved = console.file
-    console.file = buffer
-    try:
+    # Captured, not by setting ``console.file`` and setting it back: reading ``file`` gives
+    # the standard stream of the moment, and setting it back pinned the shared console to
+    # it, so a later test's CliRunner no longer caught what the console printed.
+    with console.capture() as captured:
         console.print(text, width=200)
         console.print(table, width=200)
-    finally:
-        console.file = saved
-    lines = buffer.getvalue().splitlines()
+    lines = captured.get().splitlines()
     assert lines[0] == text
     assert sum(text in line for line in lines) == 4
