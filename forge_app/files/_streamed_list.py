@@ -22,6 +22,7 @@ import json
 import re
 from typing import TextIO
 
+from forge_app.files._strict_json import is_plain
 from forge_domain import ContextMessage, JsonValue
 from forge_domain.formats import detect_format
 from forge_domain.formats._openai import plain_messages
@@ -39,8 +40,11 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 the same by both readers, a lone one refused; telling them apart is its job)."""
 _WHITESPACE = " \t\n\r"
 """JSON's whitespace, the only characters allowed between tokens."""
-
-
+_SEPARATOR = re.compile(f"[{_WHITESPACE}]*([,\\]])[{_WHITESPACE}]*")
+"""What may follow an entry: a comma before the next one, or the list's end."""
+_BATCH = 1024
+"""Entries decoded before their messages are built, together."""
+_decode = json.JSONDecoder().raw_decode
 _CUT_OFF = "Unterminated string"
 """How ``json`` says a string was cut off by the end of the text read so far (at the
 string's start); any other error within :data:`_ESCAPE_CHARS` of that end may be one too."""
@@ -125,13 +129,6 @@ def streamed_openai_list(
     return entries, messages
 
 
-_BATCH = 1024
-"""Entries decoded before their messages are built, together."""
-_SEPARATOR = re.compile(r"[ \t\n\r]*([,\]])[ \t\n\r]*")
-"""What may follow an entry: a comma before the next one, or the list's end."""
-_decode = json.JSONDecoder().raw_decode
-
-
 def _read_entries(chunks: _Chunks, batch: list[JsonValue]) -> bool:
     """Decode up to :data:`_BATCH` entries from the read position into ``batch``, each with
     the comma after it; True when the list goes on after them, False when its end was read
@@ -172,8 +169,6 @@ def _taken(
 ) -> bool:
     """Add ``batch``'s entries and their messages (see :func:`streamed_openai_list`); False
     when one of them is not an OpenAI entry the whole-file reader would read the same."""
-    from forge_app.files._strict_json import is_plain
-
     read = plain_messages(batch, taking=True)
     for entry, message in zip(batch, read, strict=True):
         if message is None and (detect_format([entry]) != "openai" or not is_plain([entry])):

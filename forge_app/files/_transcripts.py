@@ -323,12 +323,14 @@ def read_transcript(path: Path | str, fmt: FileFormat | None = None) -> Transcri
         if stdin is None:  # replaced by a text stream (tests, embedding applications)
             return parse_transcript(sys.stdin.read(), "<stdin>", fmt)
         return parse_transcript(stdin.read(), "<stdin>", fmt)
-    if not _lines_only(path, fmt) and fmt in (None, "openai"):
-        streamed = _streamed_transcript(path)
-        if streamed is not None:
-            return streamed
-    data = _read_regular_file(path)
-    if not _lines_only(path, fmt):
+    lines_only = _lines_only(path, fmt)
+    with _open_regular_file(path) as stream:
+        if not lines_only and fmt in (None, "openai"):
+            streamed = _streamed_transcript(path, stream)
+            if streamed is not None:
+                return streamed
+        data = _read_all(path, stream)
+    if not lines_only:
         document = loads_unwalked(data)
         if document is not None:
             del data  # the models are built from the document: the bytes go first
@@ -355,21 +357,21 @@ _FILE_KINDS = (
 )
 
 
-def _streamed_transcript(path: Path | str) -> Transcript | None:
-    """The transcript of a large JSON list of OpenAI messages, read entry by entry
-    (:mod:`._streamed_list`); None for a smaller file or one that reader leaves to the
-    whole-file reader."""
-    with _open_regular_file(path) as stream:
-        if os.fstat(stream.fileno()).st_size < STREAM_MIN_BYTES:
-            return None
-        text = io.TextIOWrapper(stream, encoding="utf-8", errors="strict", newline="")
-        try:
-            read = streamed_openai_list(text)
-        except OSError as exc:
-            raise TranscriptNotFound(path, exc.strerror or str(exc)) from exc
-        finally:
-            text.detach()
+def _streamed_transcript(path: Path | str, stream: BinaryIO) -> Transcript | None:
+    """The transcript of a large JSON list of OpenAI messages in ``stream`` (``path``
+    opened), read entry by entry (:mod:`._streamed_list`); None for a smaller file or one
+    that reader leaves to the whole-file reader, with ``stream`` back at its start."""
+    if os.fstat(stream.fileno()).st_size < STREAM_MIN_BYTES:
+        return None
+    text = io.TextIOWrapper(stream, encoding="utf-8", errors="strict", newline="")
+    try:
+        read = streamed_openai_list(text)
+    except OSError as exc:
+        raise TranscriptNotFound(path, exc.strerror or str(exc)) from exc
+    finally:
+        text.detach()
     if read is None:
+        stream.seek(0)
         return None
     entries, messages = read
     return _transcript(path, entries, {}, "list", "openai", messages)
@@ -378,10 +380,15 @@ def _streamed_transcript(path: Path | str) -> Transcript | None:
 def _read_regular_file(path: Path | str) -> bytes:
     """The bytes of ``path``, which must be a regular file (see :func:`_open_regular_file`)."""
     with _open_regular_file(path) as stream:
-        try:
-            return stream.read()
-        except OSError as exc:
-            raise TranscriptNotFound(path, exc.strerror or str(exc)) from exc
+        return _read_all(path, stream)
+
+
+def _read_all(path: Path | str, stream: BinaryIO) -> bytes:
+    """What is left of ``stream`` (``path`` opened)."""
+    try:
+        return stream.read()
+    except OSError as exc:
+        raise TranscriptNotFound(path, exc.strerror or str(exc)) from exc
 
 
 def _open_regular_file(path: Path | str) -> BinaryIO:

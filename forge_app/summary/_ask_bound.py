@@ -110,14 +110,7 @@ def asks_certain_to_go(
     (``MIN_TEXT_LIMIT`` at least) takes white space off its end (``rstrip``) and a cut
     text's marker (`` …``) off before it is cut again, neither past that character. ``[]``
     when none goes (the bound then leaves the summary to the fit, every text redacted)."""
-    user = Role.USER
-    said = [
-        item
-        for block in summary.blocks
-        if block.role == user
-        for item in block.contents
-        if isinstance(item, TextItem) and not item.omitted  # as user_texts reads them
-    ]
+    said = [item for _, item in user_texts(summary)]
     limit = max(limit, MIN_TEXT_LIMIT)  # as limit_texts reads it
     kept_chars = KEPT_SHARE * max_chars
     keys: dict[str, int] = {}  # per first PREFIX characters of a final text, how many

@@ -204,7 +204,7 @@ def _scan(context: Context, dialect: Dialect) -> Iterator[Violation]:
                 if first != index or call_id in pending:
                     yield _violation(index, "duplicate_tool_call_id", call_id=call_id, first=first)
                 pending[call_id] = index
-        elif (not content or content.isspace()) if type(content) is str else _is_empty(message):
+        elif _is_empty(message):
             yield _violation(index, "empty_message", role=role.value)
         if anthropic:
             yield from _block_violations(index, message)
